@@ -1,0 +1,17 @@
+"""skinkit: skeletal mesh skinning for NumPy, with a C core.
+
+Conventions: column vectors (``p' = M @ [x, y, z, 1]``), quaternions xyzw, joints in any order
+(sorted internally), palettes ``K[j] = inv(base) @ global[j] @ inverse_bind[j] @ bind_shape``.
+See the README for the tour.
+"""
+__version__ = "0.1.0"
+
+from . import transforms, reference
+from ._config import set_num_threads, get_num_threads, show_config
+from .skeleton import Skeleton, forward_kinematics, skinning_palette
+from .skinning import Influences, rigid, lbs, dqs, skin
+
+__all__ = [
+    "Skeleton", "forward_kinematics", "skinning_palette", "Influences", "rigid", "lbs", "dqs", "skin", "transforms", "reference",
+    "set_num_threads", "get_num_threads", "show_config", "__version__",
+]

@@ -1,0 +1,340 @@
+"""Skeletons: joint hierarchies, forward kinematics, bind poses and skinning palettes.
+
+The C core needs parents before children; :class:`Skeleton` and :func:`forward_kinematics`
+accept any joint order, sort it once, and give every result back in the caller's order.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _core
+from . import transforms as tf
+from ._checks import affine_3x4, float_dtype, no_overlap, out_array, real_array, transforms
+
+__all__ = ["Skeleton", "forward_kinematics", "skinning_palette", "topological_order"]
+
+
+def _parents_array(parents):
+    p = real_array(parents, "parents")
+    if p.ndim != 1:
+        raise ValueError(f"parents must have shape (J,), got {p.shape}")
+    if p.dtype.kind == "f":
+        if not np.all(np.isfinite(p)) or np.any(p != np.round(p)):
+            raise ValueError("parents must hold integers")
+    if p.size == 0:
+        raise ValueError("parents: a skeleton needs at least one joint (J = 0)")
+    return p.astype(np.int64)
+
+
+def topological_order(parents):
+    """Validate ``parents`` (any order) and return ``order`` such that ``parents`` relabelled
+    by ``order`` lists parents before children.  Roots and siblings keep their relative order.
+
+    Raises ``ValueError`` naming the joint for an index out of range, a self-parent or a cycle.
+    """
+    p = _parents_array(parents)
+    n = p.size
+    bad = np.flatnonzero((p < -1) | (p >= n))
+    if bad.size:
+        j = bad[0]
+        raise ValueError(f"parents: joint {j} has parent {p[j]}, outside [-1, {n})")
+    bad = np.flatnonzero(p == np.arange(n))
+    if bad.size:
+        raise ValueError(f"parents: joint {bad[0]} is its own parent")
+    depth = np.zeros(n, dtype=np.int64)
+    up = p.copy()
+    for _ in range(n):
+        live = up >= 0
+        if not live.any():
+            break
+        depth[live] += 1
+        up[live] = p[up[live]]
+    else:
+        if np.any(up >= 0):
+            raise ValueError(f"parents: joint {np.flatnonzero(up >= 0)[0]} is in a cycle")
+    return np.argsort(depth, kind="stable")
+
+
+def _sorted_parents(parents, order):
+    inv = np.empty_like(order)
+    inv[order] = np.arange(order.size)
+    p = parents[order]
+    return np.where(p < 0, -1, inv[np.maximum(p, 0)]).astype(np.int64), inv
+
+
+def _fk_sorted(sorted_parents, local, root, dtype):
+    """FK in sorted order.  local: (J,r,4) or (F,J,r,4) of ``dtype``; root: None or (R,3,4) f64."""
+    rows = local.shape[-2]
+    F = local.shape[0] if local.ndim == 4 else (root.shape[0] if root is not None else 1)
+    out = np.empty((F, sorted_parents.size, rows, 4), dtype=dtype)
+    return _core.fk(out, local, sorted_parents, root)
+
+
+def _root_array(root, frames):
+    if root is None:
+        return None, frames
+    r, _ = transforms(root, "root", batch_ndim=(0, 1), dtype=np.float64)
+    r = np.ascontiguousarray(r[..., :3, :]).reshape(-1, 3, 4)
+    batched = np.ndim(root) == 3
+    if batched:
+        if frames is not None and r.shape[0] != frames:
+            raise ValueError(f"root has {r.shape[0]} frames, local has {frames}")
+        frames = r.shape[0]
+    return r, frames
+
+
+def forward_kinematics(parents, local, root=None, out=None):
+    """Global transforms from local ones: ``global[j] = global[parents[j]] @ local[j]``.
+
+    Parameters
+    ----------
+    parents : (J,) int
+        Parent of each joint, -1 for a root; any order (validated, sorted internally).
+    local : (J, 4, 4), (F, J, 4, 4) or the (…, 3, 4) compact forms, real dtype
+        Local transforms in the caller's joint order.
+    root : (4, 4) or (F, 4, 4), optional
+        Transform applied above every root (identity by default).
+    out : ndarray, optional
+        Written in place and returned; same shape as the result and its dtype.
+
+    Returns
+    -------
+    (J, r, 4) or (F, J, r, 4), float32 when ``local`` is float32 else float64, ``r`` as ``local``.
+    """
+    order = topological_order(parents)
+    p = _parents_array(parents)
+    loc, rows = transforms(local, "local", batch_ndim=(1, 2))
+    if loc.shape[-3] != p.size:
+        raise ValueError(f"local has {loc.shape[-3]} joints, parents has {p.size}")
+    dtype = float_dtype(loc)
+    batched = loc.ndim == 4
+    r, frames = _root_array(root, loc.shape[0] if batched else None)
+    sp, inv = _sorted_parents(p, order)
+    loc_sorted = np.ascontiguousarray(loc[..., order, :, :], dtype=dtype)
+    g = _fk_sorted(sp, loc_sorted, r, dtype)[..., inv, :, :]
+    if not (batched or frames is not None):
+        g = g[0]
+    if out is None:
+        return g
+    out_array(out, "out", g.shape, dtype)
+    no_overlap(out, "out", local, root, parents)
+    out[...] = g
+    return out
+
+
+def skinning_palette(global_transforms, inverse_bind, base=None, bind_shape=None, out=None):
+    """Skinning matrices ``K[j] = inv(base) @ global[j] @ inverse_bind[j] @ bind_shape``.
+
+    Parameters
+    ----------
+    global_transforms : (J, 4, 4) or (F, J, 4, 4) (or (…, 3, 4))
+    inverse_bind : (J, 4, 4) or (J, 3, 4)
+    base : (4, 4), optional
+        World matrix of the skinned object (seed 001); identity by default.
+    bind_shape : (4, 4), optional
+        glTF / three.js bind-shape matrix; identity by default.
+    out : ndarray, optional
+
+    Returns
+    -------
+    Same shape as ``global_transforms``, float32 when it is float32 else float64.
+    """
+    g, rows = transforms(global_transforms, "global_transforms", batch_ndim=(1, 2))
+    ib, _ = transforms(inverse_bind, "inverse_bind", batch_ndim=1)
+    if ib.shape[0] != g.shape[-3]:
+        raise ValueError(f"inverse_bind has {ib.shape[0]} joints, global_transforms has {g.shape[-3]}")
+    dtype = float_dtype(g)
+    pre = None
+    if base is not None:
+        b, _ = transforms(base, "base", batch_ndim=0)
+        try:
+            pre = np.ascontiguousarray(np.linalg.inv(tf.to_4x4(b))[:3])
+        except np.linalg.LinAlgError:
+            raise ValueError("base is singular") from None
+    post = affine_3x4(bind_shape, "bind_shape")
+    g4 = np.ascontiguousarray(g.reshape((-1,) + g.shape[-3:]), dtype=dtype)
+    ibr = np.ascontiguousarray(tf.to_4x4(ib)[:, :rows], dtype=dtype)
+    res = _core.palette(np.empty(g4.shape, dtype=dtype), g4, ibr, pre, post).reshape(g.shape)
+    if out is None:
+        return res
+    out_array(out, "out", res.shape, dtype)
+    no_overlap(out, "out", global_transforms, inverse_bind)
+    out[...] = res
+    return out
+
+
+class Skeleton:
+    """A joint hierarchy with its bind pose.
+
+    Parameters
+    ----------
+    parents : (J,) int
+        Parent of each joint, -1 for roots; any order.
+    local_bind : (J, 4, 4) or (J, 3, 4)
+        Local transforms of the bind pose.
+    names : sequence of J str, optional
+        Unique joint names (default ``joint0`` …).
+    tails : (J, 3), optional
+        Bone tail positions in bind space (Blender bones; used by envelope binding).
+    """
+
+    def __init__(self, parents, local_bind, names=None, tails=None):
+        self._order = topological_order(parents)
+        self.parents = _parents_array(parents)
+        J = self.parents.size
+        lb, _ = transforms(local_bind, "local_bind", batch_ndim=1)
+        if lb.shape[0] != J:
+            raise ValueError(f"local_bind has {lb.shape[0]} joints, parents has {J}")
+        self.local_bind = tf.to_4x4(lb).copy()
+        if names is None:
+            names = [f"joint{j}" for j in range(J)]
+        names = [str(n) for n in names]
+        if len(names) != J:
+            raise ValueError(f"names has {len(names)} entries, expected {J}")
+        seen = {}
+        for j, n in enumerate(names):
+            if n in seen:
+                raise ValueError(f"names: joint {j} repeats the name {n!r} of joint {seen[n]}")
+            seen[n] = j
+        self.names = names
+        self._index = seen
+        if tails is not None:
+            t = real_array(tails, "tails").astype(np.float64)
+            if t.shape != (J, 3):
+                raise ValueError(f"tails must have shape ({J}, 3), got {t.shape}")
+            if not np.all(np.isfinite(t)):
+                raise ValueError("tails contains NaN or inf")
+            tails = t
+        self.tails = tails
+        self._sorted_parents, self._inv = _sorted_parents(self.parents, self._order)
+        self._bind_globals = None
+
+    # -- construction -------------------------------------------------------------------------
+    @classmethod
+    def chain(cls, n, spacing, axis="y", names=None):
+        """A chain of ``n`` joints ``spacing`` apart along ``axis`` (seed 001: ``chain(11, 20)``),
+        the first at the origin."""
+        from ._checks import positive_int
+
+        n = positive_int(n, "n")
+        if axis not in ("x", "y", "z"):
+            raise ValueError(f"axis must be 'x', 'y' or 'z', got {axis!r}")
+        step = np.zeros(3)
+        step["xyz".index(axis)] = float(spacing)
+        local = tf.translation(np.where(np.arange(n)[:, None] == 0, 0.0, step))
+        return cls(np.arange(n) - 1, local, names=names)
+
+    # -- basic facts ----------------------------------------------------------------------------
+    @property
+    def n_joints(self):
+        return self.parents.size
+
+    def __len__(self):
+        return self.n_joints
+
+    def index(self, joint):
+        """Index of a joint given by name or index."""
+        if isinstance(joint, str):
+            try:
+                return self._index[joint]
+            except KeyError:
+                raise KeyError(f"no joint named {joint!r}") from None
+        j = int(joint)
+        if not -self.n_joints <= j < self.n_joints:
+            raise IndexError(f"joint {j} out of range for {self.n_joints} joints")
+        return j % self.n_joints
+
+    def children(self, joint):
+        j = self.index(joint)
+        return np.flatnonzero(self.parents == j)
+
+    def __repr__(self):
+        roots = [self.names[j] for j in np.flatnonzero(self.parents < 0)]
+        depth = 0
+        up = self.parents.copy()
+        while np.any(up >= 0):
+            depth += 1
+            up = np.where(up >= 0, self.parents[np.maximum(up, 0)], -1)
+        shown = ", ".join(self.names[:6]) + (", …" if self.n_joints > 6 else "")
+        return (f"Skeleton({self.n_joints} joints, depth {depth + 1}, roots {roots}, "
+                f"names [{shown}]{', tails' if self.tails is not None else ''})")
+
+    def __eq__(self, other):
+        if not isinstance(other, Skeleton):
+            return NotImplemented
+        return (np.array_equal(self.parents, other.parents)
+                and np.array_equal(self.local_bind, other.local_bind)
+                and self.names == other.names
+                and (self.tails is None) == (other.tails is None)
+                and (self.tails is None or np.array_equal(self.tails, other.tails)))
+
+    __hash__ = None
+
+    # -- kinematics -----------------------------------------------------------------------------
+    def global_transforms(self, local=None, root=None, dtype=np.float64):
+        """Global transforms ``(J, 4, 4)`` or ``(F, J, 4, 4)`` of ``local`` (the bind pose when
+        None); computed in float64 and returned as ``dtype``."""
+        if local is None:
+            local = self.local_bind
+        loc, rows = transforms(local, "local", batch_ndim=(1, 2))
+        if loc.shape[-3] != self.n_joints:
+            raise ValueError(f"local has {loc.shape[-3]} joints, the skeleton has {self.n_joints}")
+        batched = loc.ndim == 4
+        r, frames = _root_array(root, loc.shape[0] if batched else None)
+        loc = np.ascontiguousarray(loc[..., self._order, :, :], dtype=np.float64)
+        g = _fk_sorted(self._sorted_parents, loc, r, np.float64)[..., self._inv, :, :]
+        if not (batched or frames is not None):
+            g = g[0]
+        return g.astype(dtype, copy=False)
+
+    def bind_globals(self):
+        """Global transforms of the bind pose, ``(J, 4, 4)`` float64."""
+        if self._bind_globals is None:
+            self._bind_globals = self.global_transforms()
+        return self._bind_globals.copy()
+
+    def inverse_bind(self, dtype=np.float64):
+        """``inv(bind global)`` per joint, ``(J, 4, 4)``; ValueError for a singular bind matrix."""
+        g = self.bind_globals()
+        return _core.inverse_bind(np.empty_like(g), g).astype(dtype, copy=False)
+
+    def pivots(self, dtype=np.float64):
+        """Bind positions of the joints (DQS pivots), ``(J, 3)``."""
+        return np.ascontiguousarray(self.bind_globals()[:, :3, 3], dtype=dtype)
+
+    def palette(self, local=None, base=None, bind_shape=None, root=None, dtype=np.float64):
+        """Skinning matrices ``(J, 4, 4)`` or ``(F, J, 4, 4)`` for the pose ``local``
+        (DESIGN.md section 1); the identity for the bind pose."""
+        g = self.global_transforms(local, root=root)
+        return skinning_palette(g, self.inverse_bind(), base=base,
+                                bind_shape=bind_shape).astype(dtype, copy=False)
+
+    # -- saving -----------------------------------------------------------------------------
+    def to_arrays(self, prefix=""):
+        d = {prefix + "parents": self.parents, prefix + "local_bind": self.local_bind,
+             prefix + "names": np.array(self.names, dtype=str)}
+        if self.tails is not None:
+            d[prefix + "tails"] = self.tails
+        return d
+
+    @classmethod
+    def from_arrays(cls, d, prefix=""):
+        tails = d[prefix + "tails"] if prefix + "tails" in d else None
+        return cls(d[prefix + "parents"], d[prefix + "local_bind"],
+                   names=[str(n) for n in d[prefix + "names"]], tails=tails)
+
+    def save(self, path):
+        """Save to an ``.npz`` file (no pickles inside)."""
+        np.savez(path, **self.to_arrays())
+
+    @classmethod
+    def load(cls, path):
+        with np.load(path, allow_pickle=False) as d:
+            return cls.from_arrays(d)
+
+    def __getstate__(self):
+        return self.to_arrays()
+
+    def __setstate__(self, state):
+        self.__init__(**{"parents": state["parents"], "local_bind": state["local_bind"],
+                         "names": [str(n) for n in state["names"]], "tails": state.get("tails")})
