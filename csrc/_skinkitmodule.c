@@ -312,6 +312,18 @@ static PyObject *py_palette(PyObject *self, PyObject *args)
 }
 
 /* ------------------------------------------------------------------------------------------
+ * Skinning kernels
+ * ---------------------------------------------------------------------------------------- */
+
+/* === kernels: end === */
+
+/* ------------------------------------------------------------------------------------------
+ * Binding and weight tools
+ * ---------------------------------------------------------------------------------------- */
+
+/* === bind: end === */
+
+/* ------------------------------------------------------------------------------------------
  * Module
  * ---------------------------------------------------------------------------------------- */
 
@@ -336,6 +348,8 @@ static PyMethodDef methods[] = {
     {"pivots", py_pivots, METH_VARARGS, "pivots(out, inverse_bind) -> out"},
     {"palette", py_palette, METH_VARARGS, "palette(out, globals, inverse_bind, pre, post) -> out"},
     {"build_info", py_build_info, METH_NOARGS, "build_info() -> dict"},
+    /* === kernels: methods === */
+    /* === bind: methods === */
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_core",

@@ -97,6 +97,18 @@ sk_result sk_palette_f64(double *palette, const double *globals, const double *i
                          int64_t n_joints, int64_t n_frames, const double *pre,
                          const double *post, int rows);
 
+/* ------------------------------------------------------------------------------------------
+ * Skinning kernels (skin_rigid.c, skin_lbs.c, skin_dqs.c)
+ * ---------------------------------------------------------------------------------------- */
+
+/* === kernels: end === */
+
+/* ------------------------------------------------------------------------------------------
+ * Binding and weight tools (bind.c)
+ * ---------------------------------------------------------------------------------------- */
+
+/* === bind: end === */
+
 #ifdef __cplusplus
 }
 #endif
