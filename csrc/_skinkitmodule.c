@@ -12,6 +12,8 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 
+#include <string.h>
+
 #include "sk.h"
 
 /* ------------------------------------------------------------------------------------------
@@ -315,6 +317,330 @@ static PyObject *py_palette(PyObject *self, PyObject *args)
  * Skinning kernels
  * ---------------------------------------------------------------------------------------- */
 
+static int index_type_of(PyArrayObject *a, sk_index_type *t)
+{
+    switch (PyArray_TYPE(a)) {
+    case NPY_UINT8: *t = SK_INDEX_U8; return 1;
+    case NPY_UINT16: *t = SK_INDEX_U16; return 1;
+    case NPY_UINT32: *t = SK_INDEX_U32; return 1;
+    case NPY_INT32: *t = SK_INDEX_I32; return 1;
+    case NPY_INT64: *t = SK_INDEX_I64; return 1;
+    default: return 0;
+    }
+}
+
+/* A vertex stream of `a`, optionally at frame f of a batched (F, V, n) array. */
+static sk_stream stream_of(PyArrayObject *a, npy_intp f)
+{
+    sk_stream s = {NULL, 0, 0};
+    if (!a) return s;
+    int nd = PyArray_NDIM(a);
+    char *base = PyArray_BYTES(a);
+    if (nd == 3) base += f * PyArray_STRIDE(a, 0);
+    s.data = base;
+    s.row = nd >= 2 ? PyArray_STRIDE(a, nd - 2) : PyArray_STRIDE(a, 0);
+    s.elem = nd >= 2 ? PyArray_STRIDE(a, nd - 1) : 0;
+    if (nd == 1) s.row = PyArray_STRIDE(a, 0);
+    return s;
+}
+
+/* A (V, n) or (F, V, n) float array of type t, with F = frames when batched. */
+static PyArrayObject *get_vertex_array(PyObject *o, const char *name, int t, npy_intp V, int n,
+                                       npy_intp frames, int allow_batched)
+{
+    if (!PyArray_Check(o)) return get_array(o, name, t, 2, NULL); /* raises TypeError */
+    int nd = PyArray_NDIM((PyArrayObject *)o);
+    if (nd == 3 && allow_batched) {
+        npy_intp s[3] = {frames, V, n};
+        return get_array(o, name, t, 3, s);
+    }
+    npy_intp s[2] = {V, n};
+    return get_array(o, name, t, 2, s);
+}
+
+typedef struct {
+    int method; /* 0 rigid, 1 lbs, 2 dqs */
+    int f32;
+    const void *job;
+} skin_task;
+
+static void skin_range(void *ctx, int64_t begin, int64_t end)
+{
+    const skin_task *t = (const skin_task *)ctx;
+    if (t->f32) {
+        const sk_skin_job_f32 *j = t->job;
+        if (t->method == 0) sk_rigid_f32(j, begin, end);
+        else if (t->method == 1) sk_lbs_f32(j, begin, end);
+        else sk_dqs_f32(j, begin, end);
+    } else {
+        const sk_skin_job_f64 *j = t->job;
+        if (t->method == 0) sk_rigid_f64(j, begin, end);
+        else if (t->method == 1) sk_lbs_f64(j, begin, end);
+        else sk_dqs_f64(j, begin, end);
+    }
+}
+
+/* Vertices per scheduling block: a multiple of every SIMD width, so thread splits never change
+ * which code path a vertex takes. */
+#define SKIN_GRAIN 64
+
+/*
+ * skin(method, positions, normals, tangents, out, out_normals, out_tangents, indices, weights,
+ *      palette, pivots, n_joints, normal_rule, threads, validated)
+ *
+ * positions (V,3) or (F,V,3) float32/float64 (any strides); normals / tangents likewise (…,3) /
+ * (…,4) or None; out* the matching outputs ((V,n) when unbatched, (F,V,n) when batched; given
+ * exactly when their input is); indices (V,K) of u8/u16/u32/i32/i64 (rigid: (V,) or (V,1));
+ * weights (V,K) of the positions' dtype or u8/u16 (None for rigid); palette (Fk,J,3,4)
+ * C-contiguous of the positions' dtype, Fk in {1, F}; pivots None or (J,3) of that dtype.
+ */
+static PyObject *py_skin(PyObject *self, PyObject *args)
+{
+    int method, normal_rule, threads, validated;
+    Py_ssize_t n_joints_arg;
+    PyObject *po, *no, *to, *oo, *ono, *oto, *io, *wo, *ko, *pvo;
+    if (!PyArg_ParseTuple(args, "iOOOOOOOOOOniip", &method, &po, &no, &to, &oo, &ono, &oto, &io,
+                          &wo, &ko, &pvo, &n_joints_arg, &normal_rule, &threads, &validated))
+        return NULL;
+    if (method < 0 || method > 2) {
+        PyErr_SetString(PyExc_ValueError, "method must be 0 (rigid), 1 (lbs) or 2 (dqs)");
+        return NULL;
+    }
+    /* ---- output shape decides the batch ---- */
+    if (!PyArray_Check(oo)) return get_array(oo, "out", -1, 2, NULL), NULL;
+    PyArrayObject *out = (PyArrayObject *)oo;
+    int batched = PyArray_NDIM(out) == 3;
+    PyArrayObject *pos = get_array(po, "positions", -1, PyArray_Check(po) ? PyArray_NDIM((PyArrayObject *)po) : 2, NULL);
+    if (!pos) return NULL;
+    int t = PyArray_TYPE(pos);
+    if (PyArray_NDIM(pos) < 2 || PyArray_NDIM(pos) > 3 || PyArray_DIM(pos, PyArray_NDIM(pos) - 1) != 3) {
+        PyErr_SetString(PyExc_ValueError, "positions must have shape (V, 3) or (F, V, 3)");
+        return NULL;
+    }
+    npy_intp V = PyArray_DIM(pos, PyArray_NDIM(pos) - 2);
+    npy_intp F = batched ? PyArray_DIM(out, 0) : 1;
+    if (PyArray_NDIM(pos) == 3 && (!batched || PyArray_DIM(pos, 0) != F)) {
+        PyErr_SetString(PyExc_ValueError, "positions has a batch axis that does not match out");
+        return NULL;
+    }
+    /* ---- joint-sized ---- */
+    npy_intp J = (npy_intp)n_joints_arg;
+    if (J < 1) {
+        PyErr_SetString(PyExc_ValueError, "palette must have at least one joint (J = 0)");
+        return NULL;
+    }
+    npy_intp ks[4] = {-1, J, 3, 4};
+    PyArrayObject *pal = get_small(ko, "palette", t, 4, ks);
+    if (!pal) return NULL;
+    npy_intp Fk = PyArray_DIM(pal, 0);
+    if (Fk != 1 && Fk != F) {
+        PyErr_SetString(PyExc_ValueError, "palette must have 1 or F frames");
+        return NULL;
+    }
+    PyArrayObject *piv = NULL;
+    if (pvo != Py_None) {
+        npy_intp s[2] = {J, 3};
+        if (!(piv = get_small(pvo, "pivots", t, 2, s))) return NULL;
+    }
+    /* ---- vertex-sized inputs ---- */
+    PyArrayObject *nrm = NULL, *tan = NULL, *idx = NULL, *wts = NULL;
+    if (no != Py_None && !(nrm = get_vertex_array(no, "normals", t, V, 3, F, batched))) return NULL;
+    if (to != Py_None && !(tan = get_vertex_array(to, "tangents", t, V, 4, F, batched))) return NULL;
+    if (!PyArray_Check(io)) return get_array(io, "indices", -1, 2, NULL), NULL;
+    idx = (PyArrayObject *)io;
+    sk_index_type itype;
+    if (!index_type_of(idx, &itype)) {
+        PyErr_Format(PyExc_TypeError, "indices has dtype %S, expected uint8, uint16, uint32, "
+                     "int32 or int64", (PyObject *)PyArray_DESCR(idx));
+        return NULL;
+    }
+    npy_intp K = 1;
+    if (method == 0) {
+        if (!get_array(io, "indices", PyArray_TYPE(idx), PyArray_NDIM(idx), NULL)) return NULL;
+        if (!((PyArray_NDIM(idx) == 1 && PyArray_DIM(idx, 0) == V) ||
+              (PyArray_NDIM(idx) == 2 && PyArray_DIM(idx, 0) == V && PyArray_DIM(idx, 1) == 1))) {
+            PyErr_Format(PyExc_ValueError, "indices must have shape (%zd,) or (%zd, 1) for rigid "
+                         "skinning", (Py_ssize_t)V, (Py_ssize_t)V);
+            return NULL;
+        }
+    } else {
+        npy_intp s[2] = {V, -1};
+        if (!get_array(io, "indices", PyArray_TYPE(idx), 2, s)) return NULL;
+        K = PyArray_DIM(idx, 1);
+        if (K < 1) {
+            PyErr_SetString(PyExc_ValueError, "indices must have at least one column (K = 0)");
+            return NULL;
+        }
+        if (!PyArray_Check(wo)) return get_array(wo, "weights", -1, 2, NULL), NULL;
+        int wt = PyArray_TYPE((PyArrayObject *)wo);
+        if (wt != t && wt != NPY_UINT8 && wt != NPY_UINT16) {
+            PyErr_Format(PyExc_TypeError, "weights has dtype %S, expected %s or unorm uint8 / "
+                         "uint16", (PyObject *)PyArray_DESCR((PyArrayObject *)wo),
+                         t == NPY_FLOAT32 ? "float32" : "float64");
+            return NULL;
+        }
+        npy_intp ws[2] = {V, K};
+        if (!(wts = get_array(wo, "weights", wt, 2, ws))) return NULL;
+    }
+    /* ---- outputs ---- */
+    PyArrayObject *ins[] = {pos, nrm ? nrm : pos, tan ? tan : pos, idx, wts ? wts : pos, pal,
+                            piv ? piv : pos, NULL};
+    PyArrayObject *allowed = (!batched && PyArray_NDIM(pos) == 2) ? pos : NULL;
+    npy_intp os3[3] = {F, V, 3}, os4[3] = {F, V, 4};
+    int ond = batched ? 3 : 2;
+    const npy_intp *s3 = batched ? os3 : os3 + 1, *s4 = batched ? os4 : os4 + 1;
+    if (!get_out(oo, "out", t, ond, s3, ins, allowed)) return NULL;
+    PyArrayObject *onrm = NULL, *otan = NULL;
+    if ((no != Py_None) != (ono != Py_None) || (to != Py_None) != (oto != Py_None)) {
+        PyErr_SetString(PyExc_ValueError, "out_normals / out_tangents must be given exactly when "
+                        "normals / tangents are");
+        return NULL;
+    }
+    if (nrm && !(onrm = get_out(ono, "out_normals", t, ond, s3, ins, NULL))) return NULL;
+    if (tan && !(otan = get_out(oto, "out_tangents", t, ond, s4, ins, NULL))) return NULL;
+    PyArrayObject *outs[] = {out, onrm, otan};
+    for (int a = 0; a < 3; ++a)
+        for (int b = a + 1; b < 3; ++b)
+            if (outs[a] && outs[b]) {
+                int r = overlaps(outs[a], outs[b]);
+                if (r < 0) return NULL;
+                if (r) {
+                    PyErr_SetString(PyExc_ValueError, "out, out_normals and out_tangents overlap");
+                    return NULL;
+                }
+            }
+    if (threads < 1) threads = 1;
+
+    /* ---- validate, prepare every frame, then write ---- */
+    sk_influences infl;
+    memset(&infl, 0, sizeof infl);
+    if (method != 0) {
+        infl.indices = stream_of(idx, 0);
+        infl.index_type = itype;
+        infl.weights = stream_of(wts, 0);
+        int wt = PyArray_TYPE(wts);
+        infl.weight_type = wt == NPY_UINT8 ? SK_WEIGHT_UNORM8 : wt == NPY_UINT16 ? SK_WEIGHT_UNORM16
+                                                                                 : SK_WEIGHT_FLOAT;
+        infl.k = K;
+    }
+    sk_stream ridx = method == 0 ? stream_of(idx, 0) : (sk_stream){NULL, 0, 0};
+    size_t psize = method == 2 ? SK_DQS_PREPARED_SIZE : SK_LBS_PREPARED_SIZE;
+    size_t esize = t == NPY_FLOAT32 ? sizeof(float) : sizeof(double);
+    void *prep = PyMem_RawMalloc(esize * psize * (size_t)J * (size_t)Fk);
+    if (!prep) return PyErr_NoMemory();
+    sk_result r = SK_OK;
+    int64_t bad = 0;
+    const char *bad_name = "palette";
+    const char *pal_data = PyArray_BYTES(pal);
+    const void *piv_data = piv ? PyArray_DATA(piv) : NULL;
+    Py_BEGIN_ALLOW_THREADS
+    if (!validated && V > 0) {
+        bad_name = "indices";
+        if (method == 0)
+            r = sk_validate_rigid_indices(&ridx, itype, V, J, &bad);
+        else
+            r = t == NPY_FLOAT32 ? sk_validate_influences_f32(&infl, V, J, &bad)
+                                 : sk_validate_influences_f64(&infl, V, J, &bad);
+        if (r == SK_ERR_NOT_FINITE || r == SK_ERR_NEGATIVE_WEIGHT) bad_name = "weights";
+    }
+    for (npy_intp f = 0; r == SK_OK && f < Fk; ++f) {
+        bad_name = "palette";
+        const char *kf = pal_data + (size_t)f * J * 12 * esize;
+        char *pf = (char *)prep + (size_t)f * J * psize * esize;
+        if (method == 2)
+            r = t == NPY_FLOAT32 ? sk_dqs_prepare_f32((float *)pf, (const float *)kf, piv_data, J, &bad)
+                                 : sk_dqs_prepare_f64((double *)pf, (const double *)kf, piv_data, J, &bad);
+        else
+            r = t == NPY_FLOAT32 ? sk_lbs_prepare_f32((float *)pf, (const float *)kf, J, &bad)
+                                 : sk_lbs_prepare_f64((double *)pf, (const double *)kf, J, &bad);
+        if (r == SK_ERR_NEEDS_PIVOTS) bad_name = "pivots";
+    }
+    for (npy_intp f = 0; r == SK_OK && f < F; ++f) {
+        const char *pf = (const char *)prep + (size_t)(Fk == 1 ? 0 : f) * J * psize * esize;
+        npy_intp pfr = PyArray_NDIM(pos) == 3 ? f : 0;
+        skin_task task = {method, t == NPY_FLOAT32, NULL};
+        sk_skin_job_f32 j32;
+        sk_skin_job_f64 j64;
+#define FILL_JOB(J_)                                                                             \
+        memset(&J_, 0, sizeof J_);                                                               \
+        J_.positions = stream_of(pos, pfr);                                                      \
+        J_.out_positions = stream_of(out, f);                                                    \
+        J_.normals = stream_of(nrm, nrm && PyArray_NDIM(nrm) == 3 ? f : 0);                      \
+        J_.out_normals = stream_of(onrm, f);                                                     \
+        J_.tangents = stream_of(tan, tan && PyArray_NDIM(tan) == 3 ? f : 0);                     \
+        J_.out_tangents = stream_of(otan, f);                                                    \
+        J_.influences = infl;                                                                    \
+        J_.rigid_indices = ridx;                                                                 \
+        J_.rigid_index_type = itype;                                                             \
+        J_.n_joints = J;                                                                         \
+        J_.normal_rule = normal_rule ? SK_NORMALS_BLEND : SK_NORMALS_JOINT;
+        if (task.f32) {
+            FILL_JOB(j32)
+            j32.prepared = (const float *)pf;
+            task.job = &j32;
+        } else {
+            FILL_JOB(j64)
+            j64.prepared = (const double *)pf;
+            task.job = &j64;
+        }
+#undef FILL_JOB
+        sk_parallel_for(threads, V, SKIN_GRAIN, skin_range, &task);
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(prep);
+    if (r != SK_OK) return raise_result(r, bad_name, bad);
+    Py_RETURN_NONE;
+}
+
+/* validate_influences(indices (V,K), weights (V,K), n_joints, float_type) -> None */
+static PyObject *py_validate_influences(PyObject *self, PyObject *args)
+{
+    PyObject *io, *wo;
+    Py_ssize_t J;
+    if (!PyArg_ParseTuple(args, "OOn", &io, &wo, &J)) return NULL;
+    if (J < 1) {
+        PyErr_SetString(PyExc_ValueError, "n_joints must be >= 1");
+        return NULL;
+    }
+    if (!PyArray_Check(io)) return get_array(io, "indices", -1, 2, NULL), NULL;
+    PyArrayObject *idx = (PyArrayObject *)io;
+    sk_index_type itype;
+    if (!index_type_of(idx, &itype)) {
+        PyErr_Format(PyExc_TypeError, "indices has dtype %S, expected uint8, uint16, uint32, "
+                     "int32 or int64", (PyObject *)PyArray_DESCR(idx));
+        return NULL;
+    }
+    if (!get_array(io, "indices", PyArray_TYPE(idx), 2, NULL)) return NULL;
+    npy_intp V = PyArray_DIM(idx, 0), K = PyArray_DIM(idx, 1);
+    if (K < 1) {
+        PyErr_SetString(PyExc_ValueError, "indices must have at least one column (K = 0)");
+        return NULL;
+    }
+    if (!PyArray_Check(wo)) return get_array(wo, "weights", -1, 2, NULL), NULL;
+    int wt = PyArray_TYPE((PyArrayObject *)wo);
+    if (wt != NPY_FLOAT32 && wt != NPY_FLOAT64 && wt != NPY_UINT8 && wt != NPY_UINT16) {
+        PyErr_Format(PyExc_TypeError, "weights has dtype %S, expected float32, float64, uint8 "
+                     "or uint16", (PyObject *)PyArray_DESCR((PyArrayObject *)wo));
+        return NULL;
+    }
+    npy_intp ws[2] = {V, K};
+    PyArrayObject *w = get_array(wo, "weights", wt, 2, ws);
+    if (!w) return NULL;
+    sk_influences infl = {stream_of(idx, 0), itype, stream_of(w, 0),
+                          wt == NPY_UINT8 ? SK_WEIGHT_UNORM8 : wt == NPY_UINT16 ? SK_WEIGHT_UNORM16
+                                                                                : SK_WEIGHT_FLOAT,
+                          K};
+    int64_t bad = 0;
+    sk_result r;
+    Py_BEGIN_ALLOW_THREADS
+    r = wt == NPY_FLOAT64 ? sk_validate_influences_f64(&infl, V, J, &bad)
+                          : sk_validate_influences_f32(&infl, V, J, &bad);
+    Py_END_ALLOW_THREADS
+    if (r != SK_OK)
+        return raise_result(r, r == SK_ERR_INDEX_RANGE ? "indices" : "weights", bad);
+    Py_RETURN_NONE;
+}
+
 /* === kernels: end === */
 
 /* ------------------------------------------------------------------------------------------
@@ -348,6 +674,8 @@ static PyMethodDef methods[] = {
     {"pivots", py_pivots, METH_VARARGS, "pivots(out, inverse_bind) -> out"},
     {"palette", py_palette, METH_VARARGS, "palette(out, globals, inverse_bind, pre, post) -> out"},
     {"build_info", py_build_info, METH_NOARGS, "build_info() -> dict"},
+    {"skin", py_skin, METH_VARARGS, "skin(method, positions, normals, tangents, out, out_normals, out_tangents, indices, weights, palette, pivots, n_joints, normal_rule, threads, validated)"},
+    {"validate_influences", py_validate_influences, METH_VARARGS, "validate_influences(indices, weights, n_joints)"},
     /* === kernels: methods === */
     /* === bind: methods === */
     {NULL, NULL, 0, NULL}};

@@ -98,8 +98,121 @@ sk_result sk_palette_f64(double *palette, const double *globals, const double *i
                          const double *post, int rows);
 
 /* ------------------------------------------------------------------------------------------
- * Skinning kernels (skin_rigid.c, skin_lbs.c, skin_dqs.c)
+ * Skinning kernels (skin_rigid.c, skin_lbs.c, skin_dqs.c, parallel.c)
+ *
+ * Vertex streams.  A stream is a (V, n) view: element (v, i) lives at
+ *     (char *)data + v * row + i * elem
+ * with signed byte strides, so C order, Fortran order, a `buf[:, 0:3]` view of an interleaved
+ * vertex buffer and reversed views are all read (and written) in place.  data == NULL means
+ * "absent" for optional streams.  Streams are aligned for their element type.
+ *
+ * Influences: fixed K per vertex; indices of one of sk_index_type, weights of the kernel's float
+ * type or unorm8 / unorm16 (w / 255, w / 65535).  The index of a zero weight is never read.
+ *
+ * Palettes are compact and contiguous: (J, 3, 4) of the kernel's float type.
+ *
+ * A kernel call computes vertices [begin, end) and writes only those rows of its outputs; every
+ * vertex is computed by the same operations whatever the range, so splitting V over threads never
+ * changes a bit.  Kernels assume validated influences (sk_validate_influences_*, or an Influences
+ * object validated once); an index outside [0, J) that slips through is read as joint 0, never
+ * out of bounds.  An output may be the very same memory as its input (in-place), nothing else.
  * ---------------------------------------------------------------------------------------- */
+
+typedef struct sk_stream {
+    void *data;     /* first element, or NULL when absent */
+    ptrdiff_t row;  /* bytes between vertices */
+    ptrdiff_t elem; /* bytes between the components of one vertex */
+} sk_stream;
+
+typedef enum sk_index_type {
+    SK_INDEX_U8 = 0, SK_INDEX_U16, SK_INDEX_U32, SK_INDEX_I32, SK_INDEX_I64
+} sk_index_type;
+
+typedef enum sk_weight_type {
+    SK_WEIGHT_FLOAT = 0, /* the kernel's own float type (float for *_f32, double for *_f64) */
+    SK_WEIGHT_UNORM8,
+    SK_WEIGHT_UNORM16
+} sk_weight_type;
+
+typedef struct sk_influences {
+    sk_stream indices;       /* (V, K) */
+    sk_index_type index_type;
+    sk_stream weights;       /* (V, K) */
+    sk_weight_type weight_type;
+    int64_t k;               /* K >= 1 */
+} sk_influences;
+
+typedef enum sk_normal_rule {
+    SK_NORMALS_JOINT = 0, /* normalize(sum w_i cof(A_i) n) */
+    SK_NORMALS_BLEND = 1  /* normalize(cof(sum w_i A_i) n) */
+} sk_normal_rule;
+
+/* Read-only validation of raw influences over vertices [0, V): finite, non-negative weights and,
+ * where the weight is non-zero, an index in [0, n_joints).  *bad = the first bad vertex;
+ * SK_ERR_NOT_FINITE, SK_ERR_NEGATIVE_WEIGHT or SK_ERR_INDEX_RANGE. */
+sk_result sk_validate_influences_f32(const sk_influences *infl, int64_t n_vertices,
+                                     int64_t n_joints, int64_t *bad);
+sk_result sk_validate_influences_f64(const sk_influences *infl, int64_t n_vertices,
+                                     int64_t n_joints, int64_t *bad);
+
+/* Read-only validation of rigid indices (V entries of a (V,) or (V, 1) stream): each index is
+ * negative (not skinned; signed types) or in [0, n_joints).  SK_ERR_INDEX_RANGE, *bad = vertex. */
+sk_result sk_validate_rigid_indices(const sk_stream *indices, sk_index_type type,
+                                    int64_t n_vertices, int64_t n_joints, int64_t *bad);
+
+/* One frame of work for a kernel.  Optional streams have data == NULL; an output stream is
+ * given exactly when its input is. */
+typedef struct sk_skin_job_f32 {
+    sk_stream out_positions, positions;   /* (V, 3) */
+    sk_stream out_normals, normals;       /* (V, 3), optional */
+    sk_stream out_tangents, tangents;     /* (V, 4), optional; w (handedness) is copied */
+    sk_influences influences;             /* LBS / DQS */
+    sk_stream rigid_indices;              /* rigid: (V,) */
+    sk_index_type rigid_index_type;
+    const float *prepared;                /* from sk_*_prepare_f32, J * sk_*_prepared_size */
+    int64_t n_joints;
+    sk_normal_rule normal_rule;           /* LBS only */
+} sk_skin_job_f32;
+
+typedef struct sk_skin_job_f64 {
+    sk_stream out_positions, positions;
+    sk_stream out_normals, normals;
+    sk_stream out_tangents, tangents;
+    sk_influences influences;
+    sk_stream rigid_indices;
+    sk_index_type rigid_index_type;
+    const double *prepared;
+    int64_t n_joints;
+    sk_normal_rule normal_rule;
+} sk_skin_job_f64;
+
+/* Per-frame joint data.  sk_lbs_prepare: each joint's 3x4 and its 3x3 cofactor (rigid and LBS
+ * share it).  sk_dqs_prepare: each joint's unit dual quaternion of the rigid part and the
+ * scale-about-pivot affine (DESIGN.md section 2); `pivots` (J, 3) may be NULL only for a rigid
+ * palette (SK_ERR_NEEDS_PIVOTS otherwise).  *bad = the joint; SK_ERR_NOT_FINITE for NaN/inf. */
+#define SK_LBS_PREPARED_SIZE 21 /* 12 (3x4) + 9 (cofactor) per joint */
+#define SK_DQS_PREPARED_SIZE 21 /* 8 (dual quaternion) + 12 (scale affine) + 1 (has scale) */
+sk_result sk_lbs_prepare_f32(float *prepared, const float *palette, int64_t n_joints, int64_t *bad);
+sk_result sk_lbs_prepare_f64(double *prepared, const double *palette, int64_t n_joints, int64_t *bad);
+sk_result sk_dqs_prepare_f32(float *prepared, const float *palette, const float *pivots,
+                             int64_t n_joints, int64_t *bad);
+sk_result sk_dqs_prepare_f64(double *prepared, const double *palette, const double *pivots,
+                             int64_t n_joints, int64_t *bad);
+
+/* The kernels, over vertices [begin, end) of one frame (job->prepared from the matching
+ * prepare).  A vertex whose weights sum to <= 1e-6 (rigid: a negative index) is copied. */
+void sk_rigid_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
+void sk_rigid_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end);
+void sk_lbs_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
+void sk_lbs_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end);
+void sk_dqs_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
+void sk_dqs_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end);
+
+/* Runs fn(ctx, begin, end) over [0, n) split into `n_threads` contiguous ranges whose bounds are
+ * multiples of `grain` (the calling thread takes the first); serial when threads are not
+ * available or n_threads <= 1.  Returns the number of threads used. */
+int sk_parallel_for(int n_threads, int64_t n, int64_t grain,
+                    void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx);
 
 /* === kernels: end === */
 

@@ -153,9 +153,10 @@ def lbs(positions, indices, weights, palette, normals=None, tangents=None, norma
 
 
 def has_scale(palette, tol=1e-5):
-    """True when any 3×3 of the palette has a singular value off 1 by more than ``tol`` or a
+    """True when any 3×3 of the palette (or of a (…, 3, 3) stack) has a singular value off 1 by more than ``tol`` or a
     negative determinant (DESIGN.md section 2: then DQS needs pivots)."""
-    a = tf.to_4x4(palette)[..., :3, :3]
+    a = np.asarray(palette, dtype=np.float64)
+    a = a[..., :3, :3]
     s = np.linalg.svd(a, compute_uv=False)
     return bool(np.any(np.abs(s - 1.0) > tol) or np.any(np.linalg.det(a) < 0))
 
@@ -193,6 +194,10 @@ def dqs(positions, indices, weights, palette, pivots=None, normals=None, tangent
     for f in range(K.shape[0]):
         A, t = K[f, :, :3, :3], K[f, :, :3, 3]
         R, S = tf.polar(A)
+        # A joint without scale (within 1e-5) is plain DQS: its 3x3 is the rotation, S = I.
+        rigid_j = np.array([not has_scale(a) for a in A])
+        R = np.where(rigid_j[:, None, None], A, R)
+        S = np.where(rigid_j[:, None, None], np.eye(3), S)
         scale_aff = np.concatenate([S, (c - (S @ c[..., None])[..., 0])[..., None]], -1)
         t_rigid = t + (R @ (S @ c[..., None]))[..., 0] - (R @ c[..., None])[..., 0]
         dq = dual_quaternion(R, t_rigid)  # (J, 8)

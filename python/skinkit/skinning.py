@@ -1,18 +1,21 @@
-"""Skinning: rigid, LBS and DQS over NumPy buffers (DESIGN.md sections 2, 4, 5, 7).
+"""Skinning: rigid, LBS and DQS over NumPy buffers without copying them (DESIGN.md §2, §4, §5).
 
-TEMPORARY BACKEND: until the C kernels land these call skinkit.reference; the signatures are
-final.
+Vertex-sized arrays (positions, normals, tangents, indices, weights, outputs) are handed to the C
+core as they are, strides and all; a wrong one raises instead of being converted.  Joint-sized
+arrays (palettes, pivots) are checked and cast here, which is cheap.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import reference
+from . import _core
+from ._checks import real_array, transforms
 from ._config import resolve_strict, resolve_threads
 
 __all__ = ["Influences", "rigid", "lbs", "dqs", "skin"]
 
-_INDEX_DTYPES = (np.uint8, np.uint16, np.uint32, np.int32, np.int64)
+_METHOD = {"rigid": 0, "lbs": 1, "dqs": 2}
+_RULE = {"joint": 0, "blend": 1}
 
 
 class Influences:
@@ -21,80 +24,251 @@ class Influences:
     Parameters
     ----------
     indices : (V, K) uint8, uint16, uint32, int32 or int64
-    weights : (V, K) float32, float64, or unorm uint8 / uint16
+        Joint of each slot; the index of a zero weight is never read (glTF leaves it 0).
+    weights : (V, K) float32 or float64 (the positions' dtype), or unorm uint8 / uint16
+        Used as given (no renormalization; see ``skinkit.weights.normalize``).
     n_joints : int
-        Number of joints of the palettes they will be used with.
+        Number of joints of the palettes these influences will be used with.
+
+    Validation (once, here): finite non-negative weights, and an index in ``[0, n_joints)``
+    wherever the weight is non-zero.  The arrays are kept by reference, not copied: changing
+    them afterwards voids the validation (a kernel then reads a bad index as joint 0; it never
+    reads outside the palette).
     """
 
+    __slots__ = ("indices", "weights", "n_joints")
+
     def __init__(self, indices, weights, n_joints):
-        self.indices = np.asarray(indices)
-        self.weights = np.asarray(weights)
-        self.n_joints = int(n_joints)
-        if self.indices.ndim != 2 or self.weights.shape != self.indices.shape:
-            raise ValueError("indices and weights must both have shape (V, K)")
-        w = reference.unorm_weights(self.weights)
-        if not np.all(np.isfinite(w)):
-            raise ValueError("weights contains NaN or inf")
-        if np.any(w < 0):
-            raise ValueError("weights: negative weight")
-        bad = (w != 0) & ((self.indices < 0) | (self.indices >= self.n_joints))
-        if bad.any():
-            raise IndexError(f"indices: joint index out of range at vertex {np.flatnonzero(bad.any(1))[0]}")
+        if isinstance(n_joints, bool) or not isinstance(n_joints, (int, np.integer)):
+            raise TypeError(f"n_joints must be an int, got {type(n_joints).__name__}")
+        if n_joints < 1:
+            raise ValueError(f"n_joints must be >= 1, got {n_joints}")
+        indices = indices if isinstance(indices, np.ndarray) else np.asarray(indices)
+        weights = weights if isinstance(weights, np.ndarray) else np.asarray(weights)
+        _core.validate_influences(indices, weights, int(n_joints))
+        self.indices, self.weights, self.n_joints = indices, weights, int(n_joints)
 
     @property
     def shape(self):
+        """``(V, K)``."""
         return self.indices.shape
+
+    def __len__(self):
+        return self.indices.shape[0]
 
     def __repr__(self):
         V, K = self.indices.shape
         return (f"Influences(V={V}, K={K}, n_joints={self.n_joints}, "
                 f"indices {self.indices.dtype}, weights {self.weights.dtype})")
 
+    def astype(self, dtype):
+        """The same influences with float weights of ``dtype`` (a copy; unorm weights decoded)."""
+        w = self.weights
+        scale = {np.dtype(np.uint8): 255.0, np.dtype(np.uint16): 65535.0}.get(w.dtype, 1.0)
+        return Influences(self.indices, (w / scale).astype(dtype), self.n_joints)
 
-def _split(args, kwargs):
-    """(influences-or-(indices, weights), palette) from lbs' two call forms."""
+    def __getstate__(self):
+        return {"indices": self.indices, "weights": self.weights, "n_joints": self.n_joints}
+
+    def __setstate__(self, state):
+        self.__init__(state["indices"], state["weights"], state["n_joints"])
+
+    def __eq__(self, other):
+        if not isinstance(other, Influences):
+            return NotImplemented
+        return (self.n_joints == other.n_joints and self.indices.dtype == other.indices.dtype
+                and self.weights.dtype == other.weights.dtype
+                and np.array_equal(self.indices, other.indices)
+                and np.array_equal(self.weights, other.weights))
+
+    __hash__ = None
+
+
+def _positions(positions):
+    if not isinstance(positions, np.ndarray):
+        raise TypeError(f"positions must be a numpy.ndarray, not {type(positions).__name__}")
+    if positions.dtype not in (np.float32, np.float64):
+        raise TypeError(f"positions has dtype {positions.dtype}, expected float32 or float64")
+    if positions.ndim not in (2, 3) or positions.shape[-1] != 3:
+        raise ValueError(f"positions must have shape (V, 3) or (F, V, 3), got {positions.shape}")
+    return positions
+
+
+def _palette(palette, dtype):
+    k, _ = transforms(palette, "palette", batch_ndim=(1, 2))
+    batched = k.ndim == 4
+    if k.shape[-3] == 0:
+        raise ValueError("palette must have at least one joint (J = 0)")
+    k = np.ascontiguousarray(k[..., :3, :], dtype=dtype)
+    return (k if batched else k[None]), batched
+
+
+def _pivots(pivots, n_joints, dtype):
+    if pivots is None:
+        return None
+    if hasattr(pivots, "pivots") and callable(pivots.pivots):  # a Skeleton
+        pivots = pivots.pivots()
+    p = real_array(pivots, "pivots")
+    if p.shape != (n_joints, 3):
+        raise ValueError(f"pivots must have shape ({n_joints}, 3), got {p.shape}")
+    if p.dtype.kind == "f" and not np.all(np.isfinite(p)):
+        raise ValueError("pivots contains NaN or inf")
+    return np.ascontiguousarray(p, dtype=dtype)
+
+
+def _influences(args, method):
+    """(indices, weights, validated_joints, rest) from the two call forms."""
+    if not args:
+        raise TypeError(f"{method}() needs influences (an Influences, or indices and weights) and a palette")
     if isinstance(args[0], Influences):
-        infl, rest = args[0], args[1:]
-        return infl.indices, infl.weights, rest
-    return args[0], args[1], args[2:]
+        infl = args[0]
+        return infl.indices, infl.weights, infl.n_joints, args[1:]
+    if len(args) < 2:
+        raise TypeError(f"{method}() needs indices, weights and a palette")
+    return args[0], args[1], None, args[2:]
+
+
+def _run(method, positions, indices, weights, palette, validated_joints, *, pivots=None,
+         normals=None, tangents=None, out=None, out_normals=None, out_tangents=None,
+         normal_rule="joint", threads=None, strict=None):
+    positions = _positions(positions)
+    resolve_strict(strict)  # nothing V-sized is ever copied, so strict mode has nothing to refuse
+    n_threads = resolve_threads(threads)
+    if normal_rule not in _RULE:
+        raise ValueError(f"normal_rule must be 'joint' or 'blend', got {normal_rule!r}")
+    k, pal_batched = _palette(palette, positions.dtype)
+    J = k.shape[1]
+    if validated_joints is not None and validated_joints > J:
+        raise ValueError(f"influences were validated for {validated_joints} joints, the palette "
+                         f"has {J}")
+    piv = _pivots(pivots, J, positions.dtype)
+    batched = pal_batched or positions.ndim == 3
+    V = positions.shape[-2]
+    if batched:
+        F = k.shape[0] if pal_batched else positions.shape[0]
+        if positions.ndim == 3 and pal_batched and positions.shape[0] != k.shape[0]:
+            raise ValueError(f"positions has {positions.shape[0]} frames, palette has {k.shape[0]}")
+        shape = (F, V)
+    else:
+        shape = (V,)
+
+    def alloc(given, name, inp, n):
+        if inp is None:
+            if given is not None:
+                raise ValueError(f"{name} is given without its input")
+            return None
+        return np.empty(shape + (n,), dtype=positions.dtype) if given is None else given
+
+    for name, arr in (("normals", normals), ("tangents", tangents)):
+        if arr is not None and not isinstance(arr, np.ndarray):
+            raise TypeError(f"{name} must be a numpy.ndarray, not {type(arr).__name__}")
+    out = np.empty(shape + (3,), dtype=positions.dtype) if out is None else out
+    out_normals = alloc(out_normals, "out_normals", normals, 3)
+    out_tangents = alloc(out_tangents, "out_tangents", tangents, 4)
+    _core.skin(_METHOD[method], positions, normals, tangents, out, out_normals, out_tangents,
+               indices, weights, k, piv, J, _RULE[normal_rule], n_threads,
+               validated_joints is not None)
+    results = [out] + [o for o in (out_normals, out_tangents) if o is not None]
+    return results[0] if len(results) == 1 else tuple(results)
 
 
 def lbs(positions, *args, normals=None, tangents=None, out=None, out_normals=None,
         out_tangents=None, normal_rule="joint", threads=None, strict=None):
-    """Linear blend skinning ``p' = Σ w_i K[j_i] p``: ``lbs(P, influences, K)`` or
-    ``lbs(P, indices, weights, K)``."""
-    idx, w, rest = _split(args, {})
-    (palette,) = rest
-    return reference.lbs(positions, idx, w, palette, normals=normals, tangents=tangents,
-                         normal_rule=normal_rule)
+    """Linear blend skinning, ``p' = Σ w_i K[j_i] p`` (seeds 000, 002, 004).
+
+    Call as ``lbs(positions, influences, palette)`` or ``lbs(positions, indices, weights,
+    palette)``.
+
+    Parameters
+    ----------
+    positions : (V, 3) or (F, V, 3) float32 or float64
+        Read in place, any strides (a ``buf[:, 0:3]`` view of an interleaved buffer works).
+    influences : Influences, or indices (V, K) and weights (V, K)
+        Raw arrays are validated before anything is written (IndexError naming the vertex for an
+        index out of range with a non-zero weight; ValueError for NaN or negative weights).
+    palette : (J, 4, 4), (J, 3, 4) or (F, J, 4, 4)
+        Skinning matrices (``Skeleton.palette``); checked every call (finite, affine).
+    normals : (V, 3) or (F, V, 3), optional
+        Normal rule ``"joint"`` (default): ``normalize(Σ w_i cof(A_i) n)``; ``"blend"``:
+        ``normalize(cof(Σ w_i A_i) n)``.
+    tangents : (V, 4) or (F, V, 4), optional
+        ``normalize(Σ w_i A_i t)`` with the handedness ``w`` kept.
+    out, out_normals, out_tangents : ndarray, optional
+        Written in place (strided views allowed) and returned.  ``out`` may be ``positions``
+        itself (unbatched) for in-place skinning; no other overlap is allowed.
+    threads : int, optional
+        Default ``skinkit.get_num_threads()`` (1 unless set).  Results are bit-identical for any
+        thread count.
+    strict : bool, optional
+        skinkit never copies a vertex-sized array; ``strict=True`` (or ``SKINKIT_STRICT=1``) is
+        accepted so code can state that requirement.
+
+    Returns
+    -------
+    positions, or ``(positions, normals)``, or ``(positions, normals, tangents)``; (V, 3) or
+    (F, V, 3) in the positions' dtype.  A vertex whose weights sum to <= 1e-6 is copied.
+    """
+    idx, w, vj, rest = _influences(args, "lbs")
+    if len(rest) != 1:
+        raise TypeError("lbs() takes positions, influences (or indices, weights) and palette")
+    return _run("lbs", positions, idx, w, rest[0], vj, normals=normals, tangents=tangents,
+                out=out, out_normals=out_normals, out_tangents=out_tangents,
+                normal_rule=normal_rule, threads=threads, strict=strict)
 
 
 def dqs(positions, *args, pivots=None, normals=None, tangents=None, out=None, out_normals=None,
         out_tangents=None, threads=None, strict=None):
-    """Dual quaternion skinning (DESIGN.md section 2)."""
-    idx, w, rest = _split(args, {})
-    (palette,) = rest
-    return reference.dqs(positions, idx, w, palette, pivots=pivots, normals=normals,
-                         tangents=tangents)
+    """Dual quaternion skinning (seed 002; Kavan et al. 2008), same call forms as :func:`lbs`.
+
+    Each joint's skinning matrix is split ``K = Rigid ∘ Scale`` with the scale / shear taken about
+    the joint's bind position (``pivots``, (J, 3), or a ``Skeleton`` to take them from): scale
+    parts blend linearly, rigid parts as dual quaternions in the hemisphere of the vertex's
+    largest-weight joint.  A palette with scale or shear and no ``pivots`` raises ValueError.
+    Normals rotate with the blended rotation (after the cofactor of the blended scale).
+    """
+    idx, w, vj, rest = _influences(args, "dqs")
+    if len(rest) != 1:
+        raise TypeError("dqs() takes positions, influences (or indices, weights) and palette")
+    return _run("dqs", positions, idx, w, rest[0], vj, pivots=pivots, normals=normals,
+                tangents=tangents, out=out, out_normals=out_normals, out_tangents=out_tangents,
+                threads=threads, strict=strict)
 
 
-def rigid(positions, indices, palette, normals=None, out=None, out_normals=None, threads=None,
-          strict=None):
-    """Rigid skinning: ``p' = K[j] p``; negative index = not skinned."""
-    return reference.rigid(positions, indices, palette, normals=normals)
+def rigid(positions, indices, palette, normals=None, tangents=None, out=None, out_normals=None,
+          out_tangents=None, threads=None, strict=None):
+    """Rigid skinning, ``p' = K[j] p`` (seed 003): one joint per vertex.
+
+    ``indices`` is (V,) or (V, 1) of uint8 / uint16 / uint32 / int32 / int64; a negative index
+    means "not skinned" and copies the vertex.  Other arguments as :func:`lbs`.
+    """
+    return _run("rigid", positions, indices, None, palette, None, normals=normals,
+                tangents=tangents, out=out, out_normals=out_normals, out_tangents=out_tangents,
+                threads=threads, strict=strict)
 
 
 def skin(positions, *args, method="lbs", **kwargs):
-    """Dispatch to rigid / lbs / dqs; ``method="rigid"`` uses each vertex's largest weight."""
+    """Skin by name: ``method`` is ``"rigid"``, ``"lbs"`` or ``"dqs"``; the other arguments are
+    those of that function, with influences in either call form.  ``"rigid"`` uses each vertex's
+    largest-weight joint (ties to the earlier slot; a vertex with zero weights is not skinned).
+    """
     if method == "lbs":
         return lbs(positions, *args, **kwargs)
     if method == "dqs":
         return dqs(positions, *args, **kwargs)
     if method == "rigid":
-        idx, w, rest = _split(args, {})
-        ww = reference.unorm_weights(w)
-        j = np.take_along_axis(np.asarray(idx).astype(np.int64), np.argmax(ww, 1)[:, None], 1)[:, 0]
-        j = np.where(ww.sum(1) > 1e-6, j, -1)
+        idx, w, _, rest = _influences(args, "skin")
+        if len(rest) != 1:
+            raise TypeError("skin() takes positions, influences (or indices, weights) and palette")
+        idx, w = np.asarray(idx), np.asarray(w)
+        if idx.ndim != 2 or w.shape != idx.shape:
+            raise ValueError("indices and weights must both have shape (V, K)")
+        best = np.argmax(w, axis=1)
+        j = np.take_along_axis(idx, best[:, None], 1)[:, 0].astype(np.int64)
+        j[~np.any(w > 0, axis=1)] = -1
         kwargs.pop("pivots", None)
-        return rigid(positions, j, *rest, **{k: v for k, v in kwargs.items() if k in ("normals",)})
+        kwargs.pop("normal_rule", None)
+        return rigid(positions, j, rest[0], **kwargs)
+    if method in ("cor", "blend"):
+        raise NotImplementedError(f"method={method!r} (optimized centers of rotation / LBS-DQS "
+                                  "blend) is not implemented yet; see the README's feature list")
     raise ValueError(f"method must be 'rigid', 'lbs' or 'dqs', got {method!r}")

@@ -1,0 +1,29 @@
+/* skin_rigid.template.c -- rigid skinning (seed 003); included by skin_rigid.c per float type.
+ * job->prepared comes from sk_lbs_prepare_* (each joint's 3x4 and cofactor). */
+
+void SK_FN(sk_rigid)(const SK_JOB *job, int64_t begin, int64_t end)
+{
+    for (int64_t v = begin; v < end; ++v) {
+        int64_t j = sk_read_index((const char *)job->rigid_indices.data + v * job->rigid_indices.row,
+                                  job->rigid_index_type);
+        if (j < 0 || j >= job->n_joints) { /* negative: not skinned (seed 003's joint >= 0) */
+            SK_FN(sk_copy_vertex)(job, v);
+            continue;
+        }
+        const SK_T *m = job->prepared + SK_LBS_PREPARED_SIZE * j;
+        SK_T p[3], y[3];
+        SK_FN(sk_load3)(p, &job->positions, v);
+        SK_FN(sk_mul33)(y, m, 4, p);
+        y[0] += m[3];
+        y[1] += m[7];
+        y[2] += m[11];
+        SK_FN(sk_store3)(&job->out_positions, v, y);
+        if (job->normals.data) {
+            SK_FN(sk_load3)(p, &job->normals, v);
+            SK_FN(sk_mul33)(y, m + 12, 3, p);
+            SK_FN(sk_normalize3)(y);
+            SK_FN(sk_store3)(&job->out_normals, v, y);
+        }
+        if (job->tangents.data) SK_FN(sk_store_tangent)(job, v, m, 4);
+    }
+}
