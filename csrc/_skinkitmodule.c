@@ -647,6 +647,290 @@ static PyObject *py_validate_influences(PyObject *self, PyObject *args)
  * Binding and weight tools
  * ---------------------------------------------------------------------------------------- */
 
+/* The Python layer (skinkit/bind.py) allocates every output and builds the bones tuple
+ * (joints (J, 3) f64, parents (J,) i64, seg_start (J + 1,) i64, seg_end (S, 3) f64); here the
+ * vertices are checked (never converted: any strides, float32 / float64) and the GIL released. */
+static int get_bones(PyObject *o, sk_bones *b)
+{
+    PyObject *jo, *po, *so, *eo;
+    if (!PyTuple_Check(o) || !PyArg_ParseTuple(o, "OOOO", &jo, &po, &so, &eo)) {
+        PyErr_SetString(PyExc_TypeError, "bones must be (joints, parents, seg_start, seg_end)");
+        return -1;
+    }
+    npy_intp s3[2] = {-1, 3};
+    PyArrayObject *j = get_small(jo, "joints", NPY_FLOAT64, 2, s3);
+    if (!j) return -1;
+    npy_intp J = PyArray_DIM(j, 0), sJ[1] = {J}, sJ1[1] = {J + 1};
+    PyArrayObject *p = get_small(po, "parents", NPY_INT64, 1, sJ);
+    PyArrayObject *s = p ? get_small(so, "seg_start", NPY_INT64, 1, sJ1) : NULL;
+    PyArrayObject *e = s ? get_small(eo, "seg_end", NPY_FLOAT64, 2, s3) : NULL;
+    if (!e) return -1;
+    if (J < 1) {
+        PyErr_SetString(PyExc_ValueError, "skeleton: binding needs at least one joint (J = 0)");
+        return -1;
+    }
+    const int64_t *ss = PyArray_DATA(s), *pp = PyArray_DATA(p);
+    if (ss[0] != 0 || ss[J] != PyArray_DIM(e, 0)) {
+        PyErr_SetString(PyExc_ValueError, "seg_start must run from 0 to len(seg_end)");
+        return -1;
+    }
+    for (npy_intp i = 0; i < J; ++i) {
+        if (ss[i + 1] <= ss[i]) {
+            PyErr_Format(PyExc_ValueError, "seg_start: bone %zd has no segment", (Py_ssize_t)i);
+            return -1;
+        }
+        if (pp[i] < -1 || pp[i] >= J) {
+            PyErr_Format(PyExc_ValueError, "parents: joint %zd has parent %lld", (Py_ssize_t)i,
+                         (long long)pp[i]);
+            return -1;
+        }
+    }
+    b->joints = PyArray_DATA(j);
+    b->parents = pp;
+    b->seg_start = ss;
+    b->seg_end = PyArray_DATA(e);
+    b->n_joints = J;
+    return 0;
+}
+
+typedef struct bind_io {
+    int type;                    /* NPY_FLOAT32 or NPY_FLOAT64 */
+    const void *vp;              /* vertices */
+    ptrdiff_t row, elem;
+    int64_t n;                   /* V */
+    int32_t *idx;
+    void *w;
+    sk_bind_explain ex;
+    const sk_bind_explain *exp;  /* &ex or NULL */
+} bind_io;
+
+/* vertices (V, 3) float, indices (V, K) int32, weights (V, K) of the vertices' dtype, info None
+ * or (bones (V, K) int32, distances (V, K) f64, t (V, K) f64), all outputs C-contiguous. */
+static int get_bind_io(bind_io *a, PyObject *vo, PyObject *io, PyObject *wo, PyObject *xo,
+                       npy_intp K)
+{
+    npy_intp s3[2] = {-1, 3};
+    PyArrayObject *v = get_array(vo, "vertices", -1, 2, s3);
+    if (!v) return -1;
+    npy_intp V = PyArray_DIM(v, 0), sk[2] = {V, K};
+    PyArrayObject *ins[] = {v, NULL};
+    a->type = PyArray_TYPE(v);
+    PyArrayObject *idx = get_small(io, "indices", NPY_INT32, 2, sk);
+    if (!idx || !get_out(io, "indices", NPY_INT32, 2, sk, ins, NULL)) return -1;
+    PyArrayObject *w = get_small(wo, "weights", a->type, 2, sk);
+    if (!w || !get_out(wo, "weights", a->type, 2, sk, ins, NULL)) return -1;
+    a->vp = PyArray_DATA(v);
+    a->row = PyArray_STRIDE(v, 0);
+    a->elem = PyArray_STRIDE(v, 1);
+    a->n = V;
+    a->idx = PyArray_DATA(idx);
+    a->w = PyArray_DATA(w);
+    a->exp = NULL;
+    if (xo != Py_None) {
+        PyObject *bo, *dobj, *to;
+        if (!PyTuple_Check(xo) || !PyArg_ParseTuple(xo, "OOO", &bo, &dobj, &to)) {
+            PyErr_SetString(PyExc_TypeError, "info must be None or (bones, distances, t)");
+            return -1;
+        }
+        PyArrayObject *b = get_small(bo, "info bones", NPY_INT32, 2, sk);
+        if (!b || !get_out(bo, "info bones", NPY_INT32, 2, sk, ins, NULL)) return -1;
+        PyArrayObject *d = get_small(dobj, "info distances", NPY_FLOAT64, 2, sk);
+        if (!d || !get_out(dobj, "info distances", NPY_FLOAT64, 2, sk, ins, NULL)) return -1;
+        PyArrayObject *t = get_small(to, "info t", NPY_FLOAT64, 2, sk);
+        if (!t || !get_out(to, "info t", NPY_FLOAT64, 2, sk, ins, NULL)) return -1;
+        a->ex.bones = PyArray_DATA(b);
+        a->ex.distances = PyArray_DATA(d);
+        a->ex.t = PyArray_DATA(t);
+        a->exp = &a->ex;
+    }
+    return 0;
+}
+
+/* Call the f32 or f64 binder `fn` with the usual leading arguments. */
+#define SK_BIND_CALL(a, fn, ...)                                                               \
+    ((a).type == NPY_FLOAT32                                                                   \
+         ? fn##_f32((a).idx, (float *)(a).w, (a).exp, (const float *)(a).vp, (a).row,           \
+                    (a).elem, (a).n, __VA_ARGS__)                                               \
+         : fn##_f64((a).idx, (double *)(a).w, (a).exp, (const double *)(a).vp, (a).row,         \
+                    (a).elem, (a).n, __VA_ARGS__))
+
+static PyObject *bind_result(sk_result r, int64_t bad, const char *arg)
+{
+    if (r == SK_OK) Py_RETURN_NONE;
+    if (r == SK_ERR_NOT_FINITE) {
+        PyErr_Format(PyExc_ValueError, "vertices: NaN or inf at vertex %lld", (long long)bad);
+        return NULL;
+    }
+    return raise_result(r, arg, bad);
+}
+
+/* bind_nearest(indices, weights, info, vertices, bones, to_bone) */
+static PyObject *py_bind_nearest(PyObject *self, PyObject *args)
+{
+    PyObject *io, *wo, *xo, *vo, *bo;
+    int to_bone;
+    bind_io a;
+    sk_bones b;
+    if (!PyArg_ParseTuple(args, "OOOOOp", &io, &wo, &xo, &vo, &bo, &to_bone)) return NULL;
+    if (get_bones(bo, &b) < 0 || get_bind_io(&a, vo, io, wo, xo, 1) < 0) return NULL;
+    int64_t bad = 0;
+    sk_result r;
+    Py_BEGIN_ALLOW_THREADS
+    r = SK_BIND_CALL(a, sk_bind_nearest, &b, to_bone, &bad);
+    Py_END_ALLOW_THREADS
+    return bind_result(r, bad, "skeleton");
+}
+
+/* bind_proximity(indices, weights, info, vertices, bones, k, power, to_bone) */
+static PyObject *py_bind_proximity(PyObject *self, PyObject *args)
+{
+    PyObject *io, *wo, *xo, *vo, *bo;
+    long long k;
+    double power;
+    int to_bone;
+    bind_io a;
+    sk_bones b;
+    if (!PyArg_ParseTuple(args, "OOOOOLdp", &io, &wo, &xo, &vo, &bo, &k, &power, &to_bone))
+        return NULL;
+    if (k < 1) {
+        PyErr_Format(PyExc_ValueError, "k must be >= 1, got %lld", k);
+        return NULL;
+    }
+    if (get_bones(bo, &b) < 0 || get_bind_io(&a, vo, io, wo, xo, (npy_intp)k) < 0) return NULL;
+    void *scratch = PyMem_RawMalloc(sk_bind_scratch_size(k));
+    if (!scratch) return PyErr_NoMemory();
+    int64_t bad = 0;
+    sk_result r;
+    Py_BEGIN_ALLOW_THREADS
+    r = SK_BIND_CALL(a, sk_bind_proximity, &b, k, power, to_bone, scratch, &bad);
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(scratch);
+    return bind_result(r, bad, "power");
+}
+
+/* bind_sphere_radii(radii (J,) f64, vertices, bones, multiplier) */
+static PyObject *py_bind_sphere_radii(PyObject *self, PyObject *args)
+{
+    PyObject *ro, *vo, *bo;
+    double multiplier;
+    sk_bones b;
+    if (!PyArg_ParseTuple(args, "OOOd", &ro, &vo, &bo, &multiplier)) return NULL;
+    if (get_bones(bo, &b) < 0) return NULL;
+    npy_intp s3[2] = {-1, 3}, sJ[1] = {b.n_joints};
+    PyArrayObject *v = get_array(vo, "vertices", -1, 2, s3);
+    if (!v) return NULL;
+    PyArrayObject *ins[] = {v, NULL};
+    PyArrayObject *radii = get_small(ro, "radii", NPY_FLOAT64, 1, sJ);
+    if (!radii || !get_out(ro, "radii", NPY_FLOAT64, 1, sJ, ins, NULL)) return NULL;
+    int64_t bad = 0;
+    sk_result r;
+    double *rp = PyArray_DATA(radii);
+    const void *vp = PyArray_DATA(v);
+    ptrdiff_t row = PyArray_STRIDE(v, 0), elem = PyArray_STRIDE(v, 1);
+    int64_t n = PyArray_DIM(v, 0);
+    int t = PyArray_TYPE(v);
+    Py_BEGIN_ALLOW_THREADS
+    r = t == NPY_FLOAT32 ? sk_bind_sphere_radii_f32(rp, vp, row, elem, n, &b, multiplier, &bad)
+                         : sk_bind_sphere_radii_f64(rp, vp, row, elem, n, &b, multiplier, &bad);
+    Py_END_ALLOW_THREADS
+    return bind_result(r, bad, "multiplier");
+}
+
+/* bind_volume_spheres(indices, weights, info, vertices, bones, radii (J,) f64) */
+static PyObject *py_bind_volume_spheres(PyObject *self, PyObject *args)
+{
+    PyObject *io, *wo, *xo, *vo, *bo, *ro;
+    bind_io a;
+    sk_bones b;
+    if (!PyArg_ParseTuple(args, "OOOOOO", &io, &wo, &xo, &vo, &bo, &ro)) return NULL;
+    if (get_bones(bo, &b) < 0) return NULL;
+    npy_intp sJ[1] = {b.n_joints};
+    PyArrayObject *radii = get_small(ro, "radii", NPY_FLOAT64, 1, sJ);
+    if (!radii || get_bind_io(&a, vo, io, wo, xo, 2) < 0) return NULL;
+    int64_t bad = 0;
+    sk_result r;
+    const double *rp = PyArray_DATA(radii);
+    Py_BEGIN_ALLOW_THREADS
+    r = SK_BIND_CALL(a, sk_bind_volume_spheres, &b, rp, &bad);
+    Py_END_ALLOW_THREADS
+    return bind_result(r, bad, "radii");
+}
+
+/* bind_projection(indices, weights, info, vertices, bones) */
+static PyObject *py_bind_projection(PyObject *self, PyObject *args)
+{
+    PyObject *io, *wo, *xo, *vo, *bo;
+    bind_io a;
+    sk_bones b;
+    if (!PyArg_ParseTuple(args, "OOOOO", &io, &wo, &xo, &vo, &bo)) return NULL;
+    if (get_bones(bo, &b) < 0 || get_bind_io(&a, vo, io, wo, xo, 1) < 0) return NULL;
+    int64_t bad = 0;
+    sk_result r;
+    Py_BEGIN_ALLOW_THREADS
+    r = SK_BIND_CALL(a, sk_bind_projection, &b, &bad);
+    Py_END_ALLOW_THREADS
+    return bind_result(r, bad, "skeleton");
+}
+
+/* bind_height_bands(indices, weights, info, vertices, chain (n,) i64, heights (n,) f64,
+ *                   origin (3,) f64, axis (3,) f64) */
+static PyObject *py_bind_height_bands(PyObject *self, PyObject *args)
+{
+    PyObject *io, *wo, *xo, *vo, *co, *ho, *oo, *ao;
+    bind_io a;
+    if (!PyArg_ParseTuple(args, "OOOOOOOO", &io, &wo, &xo, &vo, &co, &ho, &oo, &ao)) return NULL;
+    PyArrayObject *chain = get_small(co, "chain", NPY_INT64, 1, NULL);
+    if (!chain) return NULL;
+    npy_intp sn[1] = {PyArray_DIM(chain, 0)}, s3[1] = {3};
+    PyArrayObject *h = get_small(ho, "heights", NPY_FLOAT64, 1, sn);
+    PyArrayObject *org = h ? get_small(oo, "origin", NPY_FLOAT64, 1, s3) : NULL;
+    PyArrayObject *ax = org ? get_small(ao, "axis", NPY_FLOAT64, 1, s3) : NULL;
+    if (!ax || get_bind_io(&a, vo, io, wo, xo, 2) < 0) return NULL;
+    int64_t bad = 0;
+    sk_result r;
+    const int64_t *cp = PyArray_DATA(chain);
+    const double *hp = PyArray_DATA(h), *op = PyArray_DATA(org), *axp = PyArray_DATA(ax);
+    int64_t n = sn[0];
+    Py_BEGIN_ALLOW_THREADS
+    r = SK_BIND_CALL(a, sk_bind_height_bands, cp, hp, n, op, axp, &bad);
+    Py_END_ALLOW_THREADS
+    return bind_result(r, bad, "heights");
+}
+
+/* bind_envelope(indices, weights, info, vertices, bones, head_radius (J,), tail_radius (J,),
+ *               distance (J,), k, normalize) */
+static PyObject *py_bind_envelope(PyObject *self, PyObject *args)
+{
+    PyObject *io, *wo, *xo, *vo, *bo, *hro, *tro, *dso;
+    long long k;
+    int normalize;
+    bind_io a;
+    sk_bones b;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOLp", &io, &wo, &xo, &vo, &bo, &hro, &tro, &dso, &k,
+                          &normalize))
+        return NULL;
+    if (k < 1) {
+        PyErr_Format(PyExc_ValueError, "k must be >= 1, got %lld", k);
+        return NULL;
+    }
+    if (get_bones(bo, &b) < 0) return NULL;
+    npy_intp sJ[1] = {b.n_joints};
+    PyArrayObject *hr = get_small(hro, "head_radius", NPY_FLOAT64, 1, sJ);
+    PyArrayObject *tr = hr ? get_small(tro, "tail_radius", NPY_FLOAT64, 1, sJ) : NULL;
+    PyArrayObject *ds = tr ? get_small(dso, "distance", NPY_FLOAT64, 1, sJ) : NULL;
+    if (!ds || get_bind_io(&a, vo, io, wo, xo, (npy_intp)k) < 0) return NULL;
+    void *scratch = PyMem_RawMalloc(sk_bind_scratch_size(k));
+    if (!scratch) return PyErr_NoMemory();
+    int64_t bad = 0;
+    sk_result r;
+    const double *hp = PyArray_DATA(hr), *tp = PyArray_DATA(tr), *dp = PyArray_DATA(ds);
+    Py_BEGIN_ALLOW_THREADS
+    r = SK_BIND_CALL(a, sk_bind_envelope, &b, hp, tp, dp, k, normalize, scratch, &bad);
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(scratch);
+    return bind_result(r, bad, "head_radius, tail_radius or distance");
+}
+
 /* === bind: end === */
 
 /* ------------------------------------------------------------------------------------------
@@ -677,6 +961,21 @@ static PyMethodDef methods[] = {
     {"skin", py_skin, METH_VARARGS, "skin(method, positions, normals, tangents, out, out_normals, out_tangents, indices, weights, palette, pivots, n_joints, normal_rule, threads, validated)"},
     {"validate_influences", py_validate_influences, METH_VARARGS, "validate_influences(indices, weights, n_joints)"},
     /* === kernels: methods === */
+    {"bind_nearest", py_bind_nearest, METH_VARARGS,
+     "bind_nearest(indices, weights, info, vertices, bones, to_bone)"},
+    {"bind_proximity", py_bind_proximity, METH_VARARGS,
+     "bind_proximity(indices, weights, info, vertices, bones, k, power, to_bone)"},
+    {"bind_sphere_radii", py_bind_sphere_radii, METH_VARARGS,
+     "bind_sphere_radii(radii, vertices, bones, multiplier)"},
+    {"bind_volume_spheres", py_bind_volume_spheres, METH_VARARGS,
+     "bind_volume_spheres(indices, weights, info, vertices, bones, radii)"},
+    {"bind_projection", py_bind_projection, METH_VARARGS,
+     "bind_projection(indices, weights, info, vertices, bones)"},
+    {"bind_height_bands", py_bind_height_bands, METH_VARARGS,
+     "bind_height_bands(indices, weights, info, vertices, chain, heights, origin, axis)"},
+    {"bind_envelope", py_bind_envelope, METH_VARARGS,
+     "bind_envelope(indices, weights, info, vertices, bones, head_radius, tail_radius, "
+     "distance, k, normalize)"},
     /* === bind: methods === */
     {NULL, NULL, 0, NULL}};
 

@@ -220,6 +220,150 @@ int sk_parallel_for(int n_threads, int64_t n, int64_t grain,
  * Binding and weight tools (bind.c)
  * ---------------------------------------------------------------------------------------- */
 
+/* Bones (DESIGN.md section 3).  Joints are points; bone j is the set of segments from joint j
+ * to seg_end[s] for s in [seg_start[j], seg_start[j + 1]): its children, or its tail when the
+ * skeleton has tails.  Every bone has at least one segment; a leaf without a tail has one of
+ * length zero (a point).  Joint order is free here (no parents-first requirement). */
+typedef struct sk_bones {
+    const double *joints;     /* (J, 3) bind positions */
+    const int64_t *parents;   /* (J,) parent joint or -1 */
+    const int64_t *seg_start; /* (J + 1,) offsets into seg_end, seg_start[0] == 0 */
+    const double *seg_end;    /* (S, 3) far end of each segment; S = seg_start[J] */
+    int64_t n_joints;         /* J >= 1 */
+} sk_bones;
+
+/* The optional "why" of a binder: (V, K) C-contiguous arrays, each pointer may be NULL (and the
+ * struct pointer itself).  bones: the joint whose bone or point decided the slot (-1: empty
+ * slot); distances: the vertex's distance to it (NaN: empty); t: the binder's parameter, given
+ * with each binder (NaN where none). */
+typedef struct sk_bind_explain {
+    int32_t *bones;
+    double *distances;
+    double *t;
+} sk_bind_explain;
+
+/* Every binder below writes fixed-K influences: indices (V, K) int32 and weights (V, K) of the
+ * vertices' type, both C-contiguous, slots in decreasing weight (ties: smaller joint index);
+ * a zero-weight slot holds index 0.  Vertices are a (V, 3) stream: vertex v component c at
+ * (const char *)vertices + v * row + c * elem.  A NaN or inf vertex gives SK_ERR_NOT_FINITE with
+ * *bad = the vertex, checked before anything is written.  Distances are computed in double.
+ * Ties between equally near joints or bones go to the smallest joint index. */
+
+/* Bytes of scratch memory sk_bind_proximity_* and sk_bind_envelope_* need for k slots. */
+size_t sk_bind_scratch_size(int64_t k);
+
+/* Nearest joint (seeds 002, 003), K = 1, weight 1: by distance to bone j (to_bone != 0) or to
+ * joint j's point.  t: the parameter of the closest point along the chosen segment (0 at the
+ * joint, 1 at the child or tail); 0 for to_bone == 0. */
+sk_result sk_bind_nearest_f32(int32_t *indices, float *weights, const sk_bind_explain *explain,
+                              const float *vertices, ptrdiff_t row, ptrdiff_t elem,
+                              int64_t n_vertices, const sk_bones *bones, int to_bone,
+                              int64_t *bad);
+sk_result sk_bind_nearest_f64(int32_t *indices, double *weights, const sk_bind_explain *explain,
+                              const double *vertices, ptrdiff_t row, ptrdiff_t elem,
+                              int64_t n_vertices, const sk_bones *bones, int to_bone,
+                              int64_t *bad);
+
+/* Proximity (seed 004), K = k >= 1: the k nearest joints (points, or bones when to_bone), in
+ * increasing distance, weights w_i = (d_min / d_i)^power / sum, i.e. proportional to
+ * 1 / d_i^power (power >= 0, finite); a vertex at distance 0 gives weight 1 to the first such
+ * joint and 0 to the others.  Slots beyond J are empty.  t as for nearest.  scratch:
+ * sk_bind_scratch_size(k) bytes.  SK_ERR_BAD_ARGUMENT for k < 1 or a bad power. */
+sk_result sk_bind_proximity_f32(int32_t *indices, float *weights, const sk_bind_explain *explain,
+                                const float *vertices, ptrdiff_t row, ptrdiff_t elem,
+                                int64_t n_vertices, const sk_bones *bones, int64_t k,
+                                double power, int to_bone, void *scratch, int64_t *bad);
+sk_result sk_bind_proximity_f64(int32_t *indices, double *weights,
+                                const sk_bind_explain *explain, const double *vertices,
+                                ptrdiff_t row, ptrdiff_t elem, int64_t n_vertices,
+                                const sk_bones *bones, int64_t k, double power, int to_bone,
+                                void *scratch, int64_t *bad);
+
+/* Volume-sphere radii (seed 002): radii[j] = multiplier * min_v |v - joint j|, (J,) double;
+ * +inf when V == 0.  SK_ERR_BAD_ARGUMENT for a negative or non-finite multiplier. */
+sk_result sk_bind_sphere_radii_f32(double *radii, const float *vertices, ptrdiff_t row,
+                                   ptrdiff_t elem, int64_t n_vertices, const sk_bones *bones,
+                                   double multiplier, int64_t *bad);
+sk_result sk_bind_sphere_radii_f64(double *radii, const double *vertices, ptrdiff_t row,
+                                   ptrdiff_t elem, int64_t n_vertices, const sk_bones *bones,
+                                   double multiplier, int64_t *bad);
+
+/* Volume spheres (seed 002), K = 2: nearest joint j (point distance d); when d < radii[j] and j
+ * has a parent p, w_p = 0.5 (1 - d / radii[j]) and w_j = 1 - w_p, else w_j = 1.  Slot 0 holds
+ * j, slot 1 p (or is empty).  t: d / radii[j] (NaN when radii[j] == 0).  radii: (J,) finite,
+ * >= 0, else SK_ERR_BAD_ARGUMENT. */
+sk_result sk_bind_volume_spheres_f32(int32_t *indices, float *weights,
+                                     const sk_bind_explain *explain, const float *vertices,
+                                     ptrdiff_t row, ptrdiff_t elem, int64_t n_vertices,
+                                     const sk_bones *bones, const double *radii, int64_t *bad);
+sk_result sk_bind_volume_spheres_f64(int32_t *indices, double *weights,
+                                     const sk_bind_explain *explain, const double *vertices,
+                                     ptrdiff_t row, ptrdiff_t elem, int64_t n_vertices,
+                                     const sk_bones *bones, const double *radii, int64_t *bad);
+
+/* Projection (seed 002), K = 1: nearest joint j (point distance); s = (v - j) . (parent - j);
+ * s > 0 gives the parent, otherwise j; a root keeps its vertices.  explain: bones = j (the
+ * nearest joint, which may differ from the index), distances = |v - j|,
+ * t = s / |parent - j|^2 (NaN for a root or a zero-length parent bone). */
+sk_result sk_bind_projection_f32(int32_t *indices, float *weights,
+                                 const sk_bind_explain *explain, const float *vertices,
+                                 ptrdiff_t row, ptrdiff_t elem, int64_t n_vertices,
+                                 const sk_bones *bones, int64_t *bad);
+sk_result sk_bind_projection_f64(int32_t *indices, double *weights,
+                                 const sk_bind_explain *explain, const double *vertices,
+                                 ptrdiff_t row, ptrdiff_t elem, int64_t n_vertices,
+                                 const sk_bones *bones, int64_t *bad);
+
+/* Height bands (seed 001's cylinder), K = 2, for a chain of n >= 1 joints chain[0..n) whose
+ * heights (along `axis`, from `origin`) are heights[0] < heights[1] < ... .  A vertex of height
+ * h = (v - origin) . axis in [heights[b], heights[b+1]) gets (1 - f, f) on (chain[b],
+ * chain[b+1]) with f = (h - heights[b]) / (heights[b+1] - heights[b]); below the first joint
+ * weight 1 on chain[0], at or above the last weight 1 on chain[n-1].  explain: bones = the
+ * band's joints, distances = |h - their heights|, t = f.  SK_ERR_BAD_ARGUMENT when the heights
+ * are not finite and strictly increasing. */
+sk_result sk_bind_height_bands_f32(int32_t *indices, float *weights,
+                                   const sk_bind_explain *explain, const float *vertices,
+                                   ptrdiff_t row, ptrdiff_t elem, int64_t n_vertices,
+                                   const int64_t *chain, const double *heights, int64_t n,
+                                   const double origin[3], const double axis[3], int64_t *bad);
+sk_result sk_bind_height_bands_f64(int32_t *indices, double *weights,
+                                   const sk_bind_explain *explain, const double *vertices,
+                                   ptrdiff_t row, ptrdiff_t elem, int64_t n_vertices,
+                                   const int64_t *chain, const double *heights, int64_t n,
+                                   const double origin[3], const double axis[3], int64_t *bad);
+
+/* Blender's envelope factor (distfactor_to_bone) of point v for the segment head -> tail with
+ * radii rad_head, rad_tail and falloff `dist`: with a the projection of v - head on the unit
+ * bone axis and l the bone length, the squared distance d2 and radius r are
+ *     a < 0:      d2 = |v - head|^2, r = rad_head
+ *     a > l:      d2 = |v - tail|^2, r = rad_tail
+ *     otherwise:  d2 = |v - head|^2 - a^2, r = lerp(rad_head, rad_tail, a / l) (rad_head if l=0)
+ * and the factor is 1 when d2 < r^2, 0 when dist == 0 or d2 >= (r + dist)^2, else
+ * 1 - (sqrt(d2) - r)^2 / dist^2.  *distance = sqrt(max(d2, 0)), *t = clamp(a / l, 0, 1) (0 when
+ * l == 0); either may be NULL. */
+double sk_envelope_factor(const double v[3], const double head[3], const double tail[3],
+                          double rad_head, double rad_tail, double dist, double *distance,
+                          double *t);
+
+/* Envelope (Blender's "With Envelope Weights"), K = k >= 1: the factor of bone j is the largest
+ * sk_envelope_factor over its segments with head_radius[j], tail_radius[j], distance[j] (all
+ * finite, >= 0, else SK_ERR_BAD_ARGUMENT); the k bones with the largest non-zero factors are kept
+ * (ties: smaller joint index), raw, or divided by their sum when `normalize` (a row of zeros
+ * stays zero).  explain: distances and t of the deciding segment.  scratch:
+ * sk_bind_scratch_size(k) bytes. */
+sk_result sk_bind_envelope_f32(int32_t *indices, float *weights, const sk_bind_explain *explain,
+                               const float *vertices, ptrdiff_t row, ptrdiff_t elem,
+                               int64_t n_vertices, const sk_bones *bones,
+                               const double *head_radius, const double *tail_radius,
+                               const double *distance, int64_t k, int normalize, void *scratch,
+                               int64_t *bad);
+sk_result sk_bind_envelope_f64(int32_t *indices, double *weights,
+                               const sk_bind_explain *explain, const double *vertices,
+                               ptrdiff_t row, ptrdiff_t elem, int64_t n_vertices,
+                               const sk_bones *bones, const double *head_radius,
+                               const double *tail_radius, const double *distance, int64_t k,
+                               int normalize, void *scratch, int64_t *bad);
+
 /* === bind: end === */
 
 #ifdef __cplusplus
