@@ -15,14 +15,24 @@ __all__ = ["Skeleton", "forward_kinematics", "skinning_palette", "topological_or
 
 
 def _parents_array(parents):
+    """``parents`` checked (shape, integer values, range) and returned as int64."""
     p = real_array(parents, "parents")
     if p.ndim != 1:
         raise ValueError(f"parents must have shape (J,), got {p.shape}")
-    if p.dtype.kind == "f":
-        if not np.all(np.isfinite(p)) or np.any(p != np.round(p)):
-            raise ValueError("parents must hold integers")
-    if p.size == 0:
+    n = p.size
+    if n == 0:
         raise ValueError("parents: a skeleton needs at least one joint (J = 0)")
+    if p.dtype.kind == "f":
+        bad = np.flatnonzero(~np.isfinite(p) | (p != np.round(p)))
+        if bad.size:
+            j = bad[0]
+            raise ValueError(f"parents: joint {j} has parent {p[j]}, which is not an integer")
+    # Checked before the cast: uint64 or float values beyond int64 would wrap (2**64 - 1 would
+    # become -1, a root) or turn into garbage.
+    bad = np.flatnonzero((p < -1) | (p >= n))
+    if bad.size:
+        j = bad[0]
+        raise ValueError(f"parents: joint {j} has parent {p[j]}, outside [-1, {n})")
     return p.astype(np.int64)
 
 
@@ -34,10 +44,6 @@ def topological_order(parents):
     """
     p = _parents_array(parents)
     n = p.size
-    bad = np.flatnonzero((p < -1) | (p >= n))
-    if bad.size:
-        j = bad[0]
-        raise ValueError(f"parents: joint {j} has parent {p[j]}, outside [-1, {n})")
     bad = np.flatnonzero(p == np.arange(n))
     if bad.size:
         raise ValueError(f"parents: joint {bad[0]} is its own parent")
@@ -50,8 +56,16 @@ def topological_order(parents):
         depth[live] += 1
         up[live] = p[up[live]]
     else:
-        if np.any(up >= 0):
-            raise ValueError(f"parents: joint {np.flatnonzero(up >= 0)[0]} is in a cycle")
+        stuck = np.flatnonzero(up >= 0)
+        if stuck.size:
+            # n steps up from any joint whose ancestors never reach a root land inside the
+            # cycle itself (the path into it is shorter than n): name a joint of the cycle.
+            j = up[stuck[0]]
+            loop = [int(j)]
+            while p[loop[-1]] != j:
+                loop.append(int(p[loop[-1]]))
+            raise ValueError(f"parents: joint {j} is in a cycle ({' -> '.join(map(str, loop))}"
+                             f" -> {j})")
     return np.argsort(depth, kind="stable")
 
 
