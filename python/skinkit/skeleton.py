@@ -172,7 +172,7 @@ def skinning_palette(global_transforms, inverse_bind, base=None, bind_shape=None
     if out is None:
         return res
     out_array(out, "out", res.shape, dtype)
-    no_overlap(out, "out", global_transforms, inverse_bind)
+    no_overlap(out, "out", global_transforms, inverse_bind, base, bind_shape)
     out[...] = res
     return out
 
