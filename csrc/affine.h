@@ -3,7 +3,11 @@
 #ifndef SK_AFFINE_H
 #define SK_AFFINE_H
 
+#include <float.h>
 #include <math.h>
+
+/* Largest deviation of R^T R from I for which transposition inverts to rounding accuracy. */
+#define SK_AFF_RIGID_TOL (64.0 * DBL_EPSILON)
 
 static inline void sk_aff_identity(double a[12])
 {
@@ -31,8 +35,10 @@ static inline int sk_aff_finite(const double a[12])
 }
 
 /* out = inv(a).  Returns 0 when a is singular (relative to its scale) or not finite.
- * Rigid matrices (orthonormal 3x3 to 1e-6) are inverted by transposition, exactly as a
- * rigid bind pose should be; anything else through the adjugate. */
+ * Rigid matrices are inverted by transposition, anything else through the adjugate.  The
+ * transpose is only as exact as the 3x3 is orthonormal, so the rigid path is taken only when it
+ * is orthonormal to rounding (SK_AFF_RIGID_TOL): a rotation stored in float32, or one that
+ * drifted by 1e-8, must not give an inverse bind that is off by that much. */
 static inline int sk_aff_inverse(double out[12], const double a[12])
 {
     sk_aff_identity(out); /* defined even on failure */
@@ -46,7 +52,7 @@ static inline int sk_aff_inverse(double out[12], const double a[12])
     double det3 = a[0] * (a[5] * a[10] - a[6] * a[9]) - a[1] * (a[4] * a[10] - a[6] * a[8]) +
                   a[2] * (a[4] * a[9] - a[5] * a[8]);
     double m[9];
-    if (ortho <= 1e-6 && det3 > 0.0) {
+    if (ortho <= SK_AFF_RIGID_TOL && det3 > 0.0) {
         for (int i = 0; i < 3; ++i)
             for (int j = 0; j < 3; ++j) m[3 * i + j] = a[4 * j + i];
     } else {

@@ -70,9 +70,9 @@ sk_result sk_fk_f64(double *globals, const double *locals, int locals_per_frame,
                     int64_t *bad);
 
 /* Inverse bind matrices: inverse_bind[j] = inv(bind_globals[j]), (J, rows, 4) both.
- * Matrices whose 3x3 is orthonormal (to 1e-6) take the rigid path (transpose); others the
- * general affine inverse.  SK_ERR_SINGULAR when |det| <= 1e-12 * (largest column norm)^3,
- * SK_ERR_NOT_FINITE for NaN/inf; *bad = the joint. */
+ * Matrices whose 3x3 is orthonormal to rounding (64 eps) take the rigid path (transpose);
+ * others the general affine inverse.  SK_ERR_SINGULAR when
+ * |det| <= 1e-12 * (largest column norm)^3, SK_ERR_NOT_FINITE for NaN/inf; *bad = the joint. */
 sk_result sk_inverse_bind_f32(float *inverse_bind, const float *bind_globals,
                               int64_t n_joints, int rows, int64_t *bad);
 sk_result sk_inverse_bind_f64(double *inverse_bind, const double *bind_globals,
