@@ -310,7 +310,32 @@ class Skeleton:
     def inverse_bind(self, dtype=np.float64):
         """``inv(bind global)`` per joint, ``(J, 4, 4)``; ValueError for a singular bind matrix."""
         g = self.bind_globals()
-        return _core.inverse_bind(np.empty_like(g), g).astype(dtype, copy=False)
+        try:
+            ib = _core.inverse_bind(np.empty_like(g), g)
+        except ValueError as exc:
+            raise ValueError(self._bind_problem(g, exc)) from None
+        return ib.astype(dtype, copy=False)
+
+    def _bind_problem(self, g, exc):
+        """The message for a bind pose the C core cannot invert, naming the user's argument and
+        the joint (the core only knows its own argument, the bind globals)."""
+        a = g[:, :3, :3]
+        with np.errstate(all="ignore"):
+            finite = np.isfinite(g).all(axis=(1, 2))
+            det = np.where(finite, np.linalg.det(np.where(finite[:, None, None], a, 0.0)), 0.0)
+            scale = np.linalg.norm(a, axis=1).max(axis=1)
+            # the criterion of sk_aff_inverse (csrc/affine.h), used here only to find the joint
+            singular = ~(np.abs(det) > 1e-12 * scale**3)
+        bad = np.flatnonzero(~finite | singular)
+        if bad.size == 0:
+            return f"local_bind: {exc}"
+        j = int(bad[0])
+        if not finite[j] or not np.isfinite(det[j]):
+            return (f"local_bind: joint {j} ({self.names[j]!r}) has a bind pose whose global "
+                    f"transform overflows float64, so it has no inverse bind matrix")
+        return (f"local_bind: joint {j} ({self.names[j]!r}) has a singular bind pose (the 3x3 "
+                f"of its global transform has determinant {det[j]:.3g}), so it has no inverse "
+                f"bind matrix")
 
     def pivots(self, dtype=np.float64):
         """Bind positions of the joints (DQS pivots), ``(J, 3)``."""
