@@ -1,0 +1,84 @@
+"""Fixtures shared by skinkit's test modules.
+
+Tests run with ``--import-mode=importlib``, so modules cannot import each other: shared helpers
+live here as fixtures (a fixture may return a function).
+"""
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def rng():
+    """A seeded generator, so a failure reproduces."""
+    return np.random.default_rng(20261121)
+
+
+def _random_rotations(rng, n):
+    """(n, 3, 3) proper rotations from normalised Gaussian quaternions (uniform on SO(3))."""
+    q = rng.standard_normal((n, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    x, y, z, w = q.T
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1),
+    ], -2)
+
+
+@pytest.fixture
+def random_rigid():
+    """``random_rigid(rng, shape, reach=10.0)``: rigid (…, 4, 4) float64 transforms with random
+    rotations and translations of up to ``reach`` per axis."""
+
+    def make(rng, shape, reach=10.0):
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        n = int(np.prod(shape))
+        m = np.zeros((n, 4, 4))
+        m[:, :3, :3] = _random_rotations(rng, n)
+        m[:, :3, 3] = rng.uniform(-reach, reach, (n, 3))
+        m[:, 3, 3] = 1.0
+        return m.reshape(shape + (4, 4))
+
+    return make
+
+
+@pytest.fixture
+def random_tree():
+    """``random_tree(rng, n_joints, max_depth=64, n_roots=1)`` -> ``parents`` (J,) int64 of a
+    random forest with at most ``max_depth`` levels, in a shuffled joint order (parents are NOT
+    before their children)."""
+
+    def make(rng, n_joints, max_depth=64, n_roots=1):
+        depth = np.zeros(n_joints, dtype=np.int64)
+        sorted_parents = np.full(n_joints, -1, dtype=np.int64)
+        for j in range(n_roots, n_joints):
+            candidates = np.flatnonzero(depth[:j] < max_depth - 1)
+            # half the time extend the newest eligible joint, so deep branches occur
+            pick = candidates[-1] if rng.random() < 0.5 else rng.choice(candidates)
+            sorted_parents[j] = pick
+            depth[j] = depth[pick] + 1
+        # relabel: caller joint perm[k] is sorted joint k
+        perm = rng.permutation(n_joints)
+        parents = np.full(n_joints, -1, dtype=np.int64)
+        has = sorted_parents >= 0
+        parents[perm[has]] = perm[sorted_parents[has]]
+        return parents
+
+    return make
+
+
+@pytest.fixture
+def tree_depth():
+    """``tree_depth(parents)``: the number of levels of a forest (1 for lone roots)."""
+
+    def depth(parents):
+        parents = np.asarray(parents)
+        best = 0
+        for j in range(parents.size):
+            d, k = 1, parents[j]
+            while k >= 0:
+                d, k = d + 1, parents[k]
+            best = max(best, d)
+        return best
+
+    return depth
