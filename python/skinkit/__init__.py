@@ -12,10 +12,11 @@ from .skeleton import Skeleton, forward_kinematics, skinning_palette
 from .skinning import Influences, rigid, lbs, dqs, skin
 from .mesh import SkinnedMesh, Clip, Channel, bake
 from . import bind, weights
+from . import rigs, metrics, plot
 
 __all__ = [
     "Skeleton", "forward_kinematics", "skinning_palette", "Influences", "rigid", "lbs", "dqs", "skin", "transforms", "reference",
     "set_num_threads", "get_num_threads", "show_config", "__version__",
 ]
-__all__ += ["SkinnedMesh", "Clip", "Channel", "bake"]
+__all__ += ["SkinnedMesh", "Clip", "Channel", "bake", "rigs", "metrics", "plot"]
 __all__ += ["bind", "weights"]
