@@ -249,7 +249,7 @@ def test_singular_bind_raises_naming_it(joint, singular):
 
 def test_overflowing_bind_raises_naming_it():
     bind = tf.scale(np.full((3, 3), 1e120))
-    with pytest.raises(ValueError, match=r"local_bind.*joint [12]\b.*overflows"):
+    with pytest.raises(ValueError, match=r"local_bind.*joint 0\b.*overflows"):
         sk.Skeleton([-1, 0, 1], bind).inverse_bind()
 
 
