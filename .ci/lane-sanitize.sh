@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# budget: 900
+#
+# Sanitizer lane: AddressSanitizer + UndefinedBehaviorSanitizer builds (asserts live, -O1) of
+#   1. the C core and its ctest test (tests/c), and
+#   2. the extension module, installed into a private venv, running skinkit's own fast Python
+#      tests with PYTHONMALLOC=malloc (so pymalloc does not hide heap overflows) and the ASan
+#      runtime preloaded (CPython itself is not instrumented).
+# Any sanitizer report aborts the run and fails the lane.
+#
+# Environment: PYTHON (default python3; needs numpy, pytest, hypothesis and scikit-build-core,
+# else they are pip-installed into the lane's venv), SKINKIT_SANITIZE_PYTEST_ARGS (extra pytest
+# arguments, e.g. a -k filter).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$SECONDS
+root=build/sanitize
+mkdir -p "$root"
+# One compiler for the build and the preloaded runtime.
+export CC=${CC:-gcc}
+asan_rt=$("$CC" -print-file-name=libasan.so)
+if [ ! -e "$asan_rt" ]; then
+    echo "lane-sanitize: $CC has no ASan runtime ($asan_rt)"
+    exit 1
+fi
+
+# --- 1. the C core under ctest -----------------------------------------------------------------
+cmake -S . -B "$root/c" -G Ninja -DSKINKIT_BUILD_PYTHON=OFF -DSKINKIT_SANITIZE=ON \
+    -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-O1 >"$root/cmake-c.log"
+cmake --build "$root/c" >"$root/build-c.log"
+ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    ctest --test-dir "$root/c" --output-on-failure
+t_c=$((SECONDS - start))
+
+# --- 2. the extension in a private venv --------------------------------------------------------
+PYTHON=${PYTHON:-python3}
+venv="$root/venv"
+if [ ! -x "$venv/bin/python" ]; then
+    "$PYTHON" -m venv "$venv"
+fi
+# Reuse the calling interpreter's packages by path only: a .pth line adds the directory without
+# running the .pth files inside it, so an editable skinkit installed there cannot shadow this
+# build.
+base_site=$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+lane_site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+if [ "$base_site" != "$lane_site" ]; then
+    echo "$base_site" >"$lane_site/zz_lane_base_site.pth"
+fi
+if ! "$venv/bin/python" -c 'import numpy, pytest, hypothesis, scikit_build_core' 2>/dev/null; then
+    "$venv/bin/pip" install -q numpy pytest hypothesis scikit-build-core
+fi
+"$venv/bin/pip" install -q --no-deps --no-build-isolation --force-reinstall \
+    -Cbuild-dir="$root/py" -Ccmake.build-type=Debug -Ccmake.define.SKINKIT_SANITIZE=ON \
+    -Ccmake.define.CMAKE_C_FLAGS=-O1 . >"$root/pip.log" 2>&1 || {
+    tail -30 "$root/pip.log"
+    exit 1
+}
+t_build=$((SECONDS - start))
+
+export PYTHONMALLOC=malloc
+export LD_PRELOAD="$asan_rt"
+# CPython and NumPy are not instrumented and "leak" at exit by design: leak checking is for the
+# C test above.  allocator_may_return_null lets tests that ask for absurd sizes get MemoryError.
+export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:allocator_may_return_null=1:detect_odr_violation=0
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export SKINKIT_HYPOTHESIS_MAX_EXAMPLES=${SKINKIT_HYPOTHESIS_MAX_EXAMPLES:-30}
+# The module under test must be this instrumented build, not another install.
+core=$("$venv/bin/python" -c 'import skinkit._core as c; print(c.__file__)')
+case "$core" in
+    "$PWD/$venv"/*) ;;
+    *) echo "lane-sanitize: skinkit._core comes from $core, not the lane's venv"; exit 1 ;;
+esac
+nm -D "$core" >"$root/core-symbols.txt"
+if ! grep -q __asan_report "$root/core-symbols.txt"; then
+    echo "lane-sanitize: $core is not instrumented with ASan"
+    exit 1
+fi
+
+# skinkit's own fast tests: no notebooks, no Blender, nothing marked slow.
+pytest_args=(tests -q -p no:cacheprovider -m "not slow and not blender")
+for skip in tests/test_notebooks.py tests/test_blender.py; do
+    [ -e "$skip" ] && pytest_args+=(--ignore="$skip")
+done
+# shellcheck disable=SC2206
+pytest_args+=(${SKINKIT_SANITIZE_PYTEST_ARGS:-})
+"$venv/bin/python" -m pytest "${pytest_args[@]}"
+echo "lane-sanitize: C tests $t_c s, build $((t_build - t_c)) s, Python tests $((SECONDS - t_build)) s, wall $((SECONDS - start)) s"
