@@ -96,8 +96,10 @@ def euler(angles, seq="XYZ", degrees=False):
     """Rotation matrices from Euler angles ``(..., len(seq))``, SciPy's convention: upper-case
     ``seq`` is intrinsic (``"XYZ"``: R = Rx Ry Rz), lower-case extrinsic (``"xyz"``: R = Rz Ry Rx)."""
     if not (1 <= len(seq) <= 3) or not (seq.isupper() or seq.islower()) or \
-            any(c not in "xyz" for c in seq.lower()):
-        raise ValueError(f"seq must be 1 to 3 of 'xyz' (extrinsic) or 'XYZ' (intrinsic), got {seq!r}")
+            any(c not in "xyz" for c in seq.lower()) or \
+            any(a == b for a, b in zip(seq, seq[1:])):
+        raise ValueError(f"seq must be 1 to 3 of 'xyz' (extrinsic) or 'XYZ' (intrinsic), no axis "
+                         f"twice in a row, got {seq!r}")
     angles = np.asarray(angles, dtype=np.float64)
     if len(seq) == 1 and (angles.ndim == 0 or angles.shape[-1] != 1):
         angles = angles[..., None]
