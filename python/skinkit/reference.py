@@ -82,6 +82,8 @@ def _per_frame(palette, positions):
     K = tf.to_4x4(palette)
     batched = K.ndim == 4 or np.ndim(positions) == 3
     K = K.reshape((-1,) + K.shape[-3:])
+    if np.ndim(positions) == 3 and K.shape[0] == 1:
+        K = np.broadcast_to(K, (np.shape(positions)[0],) + K.shape[1:])
     return K, batched
 
 
@@ -229,3 +231,186 @@ def dqs(positions, indices, weights, palette, pivots=None, normals=None, tangent
     if not batched:
         outs = [o[0] for o in outs]
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+# ================================================================================================
+# Binding (DESIGN.md section 3): the rules of skinkit.bind, one joint at a time over all vertices,
+# returning dense per-joint tables or the same fixed-K (indices, weights) as the C binders.
+# ================================================================================================
+
+def bind_joint_positions(skeleton):
+    """(J, 3) bind positions: the translations of the bind globals."""
+    return np.asarray(skeleton.bind_globals())[:, :3, 3].astype(np.float64)
+
+
+def bind_segments(parents, joints, tails=None):
+    """Bone j as a list of (head, end) segments: to its tail, else to each child; a leaf without
+    a tail is the point (head, head)."""
+    parents = np.asarray(parents)
+    segs = []
+    for j in range(len(parents)):
+        if tails is not None:
+            segs.append([(joints[j], np.asarray(tails[j], dtype=np.float64))])
+            continue
+        kids = [c for c in range(len(parents)) if parents[c] == j]
+        segs.append([(joints[j], joints[c]) for c in kids] or [(joints[j], joints[j])])
+    return segs
+
+
+def bind_point_segment(v, a, b):
+    """Distance from each vertex (V, 3) to the segment a -> b, and the parameter of the closest
+    point in [0, 1]."""
+    ab = b - a
+    l2 = ab @ ab
+    t = np.zeros(len(v)) if l2 == 0 else np.clip((v - a) @ ab / l2, 0, 1)
+    return np.sqrt(((v - (a + t[:, None] * ab)) ** 2).sum(1)), t
+
+
+def bind_distance_table(vertices, joints, parents, tails=None, to="bone"):
+    """(V, J) distances to each joint's point or bone, and (V, J) parameters t."""
+    v = np.asarray(vertices, dtype=np.float64)
+    J = len(joints)
+    D = np.empty((len(v), J))
+    T = np.zeros((len(v), J))
+    if to == "joint":
+        for j in range(J):
+            D[:, j] = np.sqrt(((v - joints[j]) ** 2).sum(1))
+        return D, T
+    for j, segs in enumerate(bind_segments(parents, joints, tails)):
+        D[:, j] = np.inf
+        for a, b in segs:
+            d, t = bind_point_segment(v, a, b)
+            better = d < D[:, j]
+            D[better, j] = d[better]
+            T[better, j] = t[better]
+    return D, T
+
+
+def _fixed_k(dense, order, k):
+    """The first k columns of `order` per row as (indices int32, weights), index 0 where the
+    weight is 0."""
+    V = dense.shape[0]
+    idx = np.zeros((V, k), dtype=np.int32)
+    w = np.zeros((V, k))
+    m = min(k, order.shape[1])
+    idx[:, :m] = order[:, :m]
+    w[:, :m] = np.take_along_axis(dense, order[:, :m], 1)
+    idx[w == 0] = 0
+    return idx, w
+
+
+def bind_nearest(vertices, joints, parents, tails=None, to="bone"):
+    D, _ = bind_distance_table(vertices, joints, parents, tails, to)
+    j = np.argmin(D, axis=1)  # the first minimum: ties to the smallest joint index
+    return j[:, None].astype(np.int32), np.ones((len(j), 1))
+
+
+def bind_proximity(vertices, joints, parents, tails=None, k=2, power=1.0, to="joint"):
+    D, _ = bind_distance_table(vertices, joints, parents, tails, to)
+    order = np.argsort(D, axis=1, kind="stable")[:, :k]
+    d = np.take_along_axis(D, order, 1)
+    with np.errstate(divide="ignore"):
+        inv = 1.0 / d ** power
+    w = inv / inv.sum(1, keepdims=True)
+    at = d[:, 0] == 0
+    w[at] = 0
+    w[at, 0] = 1
+    dense = np.zeros_like(D)
+    np.put_along_axis(dense, order, w, 1)
+    return _fixed_k(dense, order, k)
+
+
+def bind_sphere_radii(vertices, joints, multiplier=1.5):
+    v = np.asarray(vertices, dtype=np.float64)
+    return np.array([multiplier * np.sqrt(((v - p) ** 2).sum(1)).min(initial=np.inf)
+                     for p in joints])
+
+
+def bind_volume_spheres(vertices, joints, parents, radii):
+    D, _ = bind_distance_table(vertices, joints, parents, to="joint")
+    V = len(D)
+    j = np.argmin(D, axis=1)
+    d = D[np.arange(V), j]
+    r = np.asarray(radii)[j]
+    p = np.asarray(parents)[j]
+    inside = (p >= 0) & (d < r)
+    wp = np.where(inside, 0.5 * (1 - d / np.where(r > 0, r, 1)), 0.0)
+    idx = np.stack([j, np.where(inside, p, 0)], 1).astype(np.int32)
+    return idx, np.stack([1 - wp, wp], 1)
+
+
+def bind_projection(vertices, joints, parents):
+    v = np.asarray(vertices, dtype=np.float64)
+    D, _ = bind_distance_table(v, joints, parents, to="joint")
+    j = np.argmin(D, axis=1)
+    p = np.asarray(parents)[j]
+    s = ((v - joints[j]) * (joints[np.maximum(p, 0)] - joints[j])).sum(1)
+    return np.where((p >= 0) & (s > 0), p, j)[:, None].astype(np.int32), np.ones((len(v), 1))
+
+
+def bind_height_bands(vertices, chain, heights, origin, axis):
+    """Dense (V, J) height-band weights for a chain (joint ids bottom to top, increasing
+    heights)."""
+    v = np.asarray(vertices, dtype=np.float64)
+    h = (v - origin) @ np.asarray(axis, dtype=np.float64)
+    n = len(chain)
+    J = max(chain) + 1
+    dense = np.zeros((len(v), J))
+    for i in range(len(v)):
+        if n == 1 or h[i] < heights[0]:
+            dense[i, chain[0]] = 1
+        elif h[i] >= heights[-1]:
+            dense[i, chain[-1]] = 1
+        else:
+            b = np.searchsorted(heights, h[i], side="right") - 1
+            f = (h[i] - heights[b]) / (heights[b + 1] - heights[b])
+            dense[i, chain[b]] += 1 - f
+            dense[i, chain[b + 1]] += f
+    return dense
+
+
+def envelope_factor(vertices, head, tail, rad_head, rad_tail, dist):
+    """Blender's distfactor_to_bone for every vertex (V, 3) and one segment, vectorised."""
+    v = np.asarray(vertices, dtype=np.float64)
+    head = np.asarray(head, dtype=np.float64)
+    tail = np.asarray(tail, dtype=np.float64)
+    axis = tail - head
+    l = np.sqrt(axis @ axis)
+    axis = axis / l if l > 0 else np.zeros(3)
+    pv = v - head
+    a = pv @ axis
+    d2 = np.where(a < 0, ((v - head) ** 2).sum(1),
+                  np.where(a > l, ((v - tail) ** 2).sum(1), (pv ** 2).sum(1) - a * a))
+    lerp = (a / l) * rad_tail + (1 - a / l) * rad_head if l != 0 else np.full(len(v), rad_head)
+    r = np.where(a < 0, rad_head, np.where(a > l, rad_tail, lerp))
+    with np.errstate(invalid="ignore"):
+        fall = 1 - (np.sqrt(np.maximum(d2, 0)) - r) ** 2 / (dist * dist if dist else 1.0)
+    out = np.where(d2 < r * r, 1.0,
+                   np.where((dist == 0) | (d2 >= (r + dist) ** 2), 0.0, fall))
+    return out
+
+
+def bind_envelope_table(vertices, joints, parents, tails, head_radius, tail_radius, distance):
+    """(V, J) raw envelope weights: per bone the largest factor over its segments."""
+    J = len(joints)
+    hr, tr, ds = (np.broadcast_to(np.asarray(x, dtype=np.float64), (J,))
+                  for x in (head_radius, tail_radius, distance))
+    dense = np.zeros((len(vertices), J))
+    for j, segs in enumerate(bind_segments(parents, joints, tails)):
+        for a, b in segs:
+            dense[:, j] = np.maximum(dense[:, j],
+                                     envelope_factor(vertices, a, b, hr[j], tr[j], ds[j]))
+    return dense
+
+
+def bind_envelope(vertices, joints, parents, tails, head_radius, tail_radius, distance, k=4,
+                  normalize=False):
+    dense = bind_envelope_table(vertices, joints, parents, tails, head_radius, tail_radius,
+                                distance)
+    order = np.lexsort((np.broadcast_to(np.arange(dense.shape[1]), dense.shape), -dense),
+                       axis=1)
+    idx, w = _fixed_k(dense, order, k)
+    if normalize:
+        s = w.sum(1, keepdims=True)
+        w = np.divide(w, s, out=np.zeros_like(w), where=s > 0)
+    return idx, w

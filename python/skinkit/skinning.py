@@ -88,7 +88,9 @@ def _positions(positions):
     if not isinstance(positions, np.ndarray):
         raise TypeError(f"positions must be a numpy.ndarray, not {type(positions).__name__}")
     if positions.dtype not in (np.float32, np.float64):
-        raise TypeError(f"positions has dtype {positions.dtype}, expected float32 or float64")
+        swapped = positions.dtype.kind == "f" and not positions.dtype.isnative
+        raise TypeError(f"positions has dtype {positions.dtype}, expected float32 or float64"
+                        + (" in native byte order (it is byte-swapped)" if swapped else ""))
     if positions.ndim not in (2, 3) or positions.shape[-1] != 3:
         raise ValueError(f"positions must have shape (V, 3) or (F, V, 3), got {positions.shape}")
     return positions
