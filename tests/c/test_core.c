@@ -69,11 +69,85 @@ static void case_inverse_bind_and_palette(void)
     CHECK(sk_inverse_bind_f64(ib, nan_m, 1, 3, &bad) == SK_ERR_NOT_FINITE);
 }
 
+/* ---- skinning kernels ------------------------------------------------------------------ */
+
+/* Two joints: identity and a quarter turn about z with a translation.  A vertex half on each
+ * joint, with an interleaved (V, 8) buffer as input and output. */
+static void case_lbs_dqs_interleaved(void)
+{
+    float pal[2 * 12] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, /* */ 0, -1, 0, 1, 1, 0, 0, 2, 0, 0, 1, 3};
+    float buf[3 * 8] = {0}, out[3 * 8] = {0};
+    uint16_t idx[3 * 2] = {0, 1, 1, 0, 0, 1};
+    float w[3 * 2] = {0.5f, 0.5f, 1.0f, 0.0f, 0.0f, 0.0f};
+    for (int v = 0; v < 3; ++v) {
+        buf[8 * v + 0] = 1.0f; /* p = (1, 0, 0) */
+        buf[8 * v + 5] = 1.0f; /* n = (0, 0, 1) at columns 3..5 */
+    }
+    float prep[2 * SK_LBS_PREPARED_SIZE];
+    int64_t bad = -1;
+    CHECK(sk_lbs_prepare_f32(prep, pal, 2, &bad) == SK_OK);
+    sk_skin_job_f32 job;
+    memset(&job, 0, sizeof job);
+    job.positions = (sk_stream){buf, 8 * sizeof(float), sizeof(float)};
+    job.out_positions = (sk_stream){out, 8 * sizeof(float), sizeof(float)};
+    job.normals = (sk_stream){buf + 3, 8 * sizeof(float), sizeof(float)};
+    job.out_normals = (sk_stream){out + 3, 8 * sizeof(float), sizeof(float)};
+    job.influences = (sk_influences){{idx, 2 * sizeof(uint16_t), sizeof(uint16_t)}, SK_INDEX_U16,
+                                     {w, 2 * sizeof(float), sizeof(float)}, SK_WEIGHT_FLOAT, 2};
+    job.prepared = prep;
+    job.n_joints = 2;
+    CHECK(sk_validate_influences_f32(&job.influences, 3, 2, &bad) == SK_OK);
+    sk_lbs_f32(&job, 0, 3);
+    /* vertex 0: 0.5 (1,0,0) + 0.5 (1,3,3) = (1, 1.5, 1.5); vertex 1: (1,3,3); vertex 2 copied */
+    CHECK(fabsf(out[0] - 1.0f) < 1e-6f && fabsf(out[1] - 1.5f) < 1e-6f && fabsf(out[2] - 1.5f) < 1e-6f);
+    CHECK(fabsf(out[8] - 1.0f) < 1e-6f && fabsf(out[9] - 3.0f) < 1e-6f && fabsf(out[10] - 3.0f) < 1e-6f);
+    CHECK(out[16] == 1.0f && out[17] == 0.0f && out[18] == 0.0f);
+    CHECK(fabsf(out[5] - 1.0f) < 1e-6f && out[6] == 0.0f && out[7] == 0.0f); /* untouched column */
+
+    float dprep[2 * SK_DQS_PREPARED_SIZE];
+    CHECK(sk_dqs_prepare_f32(dprep, pal, NULL, 2, &bad) == SK_OK);
+    job.prepared = dprep;
+    sk_dqs_f32(&job, 0, 3);
+    /* vertex 1 has one influence: DQS equals the joint's rigid motion */
+    CHECK(fabsf(out[8] - 1.0f) < 1e-5f && fabsf(out[9] - 3.0f) < 1e-5f && fabsf(out[10] - 3.0f) < 1e-5f);
+    CHECK(fabsf(out[5] - 1.0f) < 1e-6f);
+
+    /* a scaled joint without pivots is refused; with pivots accepted */
+    float scaled[12] = {2, 0, 0, 0, 0, 2, 0, 0, 0, 0, 2, 0}, piv[3] = {0, 0, 0};
+    CHECK(sk_dqs_prepare_f32(dprep, scaled, NULL, 1, &bad) == SK_ERR_NEEDS_PIVOTS && bad == 0);
+    CHECK(sk_dqs_prepare_f32(dprep, scaled, piv, 1, &bad) == SK_OK);
+
+    /* validation finds an out-of-range index only where the weight is non-zero */
+    idx[5] = 9; /* vertex 2, weight 0: fine */
+    CHECK(sk_validate_influences_f32(&job.influences, 3, 2, &bad) == SK_OK);
+    idx[1] = 9; /* vertex 0, weight 0.5 */
+    CHECK(sk_validate_influences_f32(&job.influences, 3, 2, &bad) == SK_ERR_INDEX_RANGE && bad == 0);
+    idx[1] = 1;
+    w[2] = -1.0f;
+    CHECK(sk_validate_influences_f32(&job.influences, 3, 2, &bad) == SK_ERR_NEGATIVE_WEIGHT && bad == 1);
+}
+
+static void count_range(void *ctx, int64_t begin, int64_t end)
+{
+    int *hits = (int *)ctx;
+    for (int64_t i = begin; i < end; ++i) hits[i] += 1;
+}
+
+static void case_parallel_for_covers_each_item_once(void)
+{
+    int hits[1000] = {0};
+    int used = sk_parallel_for(4, 1000, 64, count_range, hits);
+    CHECK(used == 4);
+    for (int i = 0; i < 1000; ++i) CHECK(hits[i] == 1);
+}
+
 int main(void)
 {
     case_validate_parents();
     case_fk_chain();
     case_inverse_bind_and_palette();
+    case_lbs_dqs_interleaved();
+    case_parallel_for_covers_each_item_once();
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;
