@@ -44,7 +44,7 @@ def _vertices(vertices):
     """Check the (V, 3) vertices without converting them (DESIGN.md section 4)."""
     if not isinstance(vertices, np.ndarray):
         raise TypeError(f"vertices must be a numpy.ndarray, not {type(vertices).__name__}")
-    if vertices.dtype not in (np.float32, np.float64):
+    if vertices.dtype.newbyteorder("=") not in (np.float32, np.float64):
         raise TypeError(f"vertices has dtype {vertices.dtype}, expected float32 or float64")
     if vertices.ndim != 2 or vertices.shape[1] != 3:
         raise ValueError(f"vertices must have shape (V, 3), got {vertices.shape}")
