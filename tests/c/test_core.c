@@ -141,11 +141,182 @@ static void case_parallel_for_covers_each_item_once(void)
     for (int i = 0; i < 1000; ++i) CHECK(hits[i] == 1);
 }
 
+/* --- skeleton cases (issue 2) ------------------------------------------------------------- */
+
+/* a = rotation about z by `angle` followed by translation t, as a 3x4 (or 4x4 when rows == 4) */
+static void rot_z(double *m, int rows, double angle, double tx, double ty, double tz)
+{
+    double c = cos(angle), s = sin(angle);
+    double a[16] = {c, -s, 0, tx, s, c, 0, ty, 0, 0, 1, tz, 0, 0, 0, 1};
+    memcpy(m, a, sizeof(double) * 4 * (size_t)rows);
+}
+
+/* c = a @ b for 3x4 affines (the test's own product, independent of affine.h) */
+static void mul34(double *c, const double *a, const double *b)
+{
+    for (int r = 0; r < 3; ++r)
+        for (int k = 0; k < 4; ++k)
+            c[4 * r + k] = a[4 * r] * b[k] + a[4 * r + 1] * b[4 + k] + a[4 * r + 2] * b[8 + k] +
+                           (k == 3 ? a[4 * r + 3] : 0.0);
+}
+
+static void case_validate_parents_range(void)
+{
+    int64_t bad = -7;
+    int64_t below[3] = {-1, 0, -2}, first[2] = {0, -1}, later[3] = {-1, 5, 0};
+    CHECK(sk_validate_parents(below, 3, &bad) == SK_ERR_BAD_PARENT && bad == 2);
+    CHECK(sk_validate_parents(first, 2, &bad) == SK_ERR_BAD_PARENT && bad == 0);
+    CHECK(sk_validate_parents(later, 3, &bad) == SK_ERR_BAD_PARENT && bad == 1);
+    CHECK(sk_validate_parents(later, 3, NULL) == SK_ERR_BAD_PARENT); /* bad may be NULL */
+    CHECK(sk_validate_parents(later, 0, &bad) == SK_OK);             /* J = 0: nothing to check */
+    int64_t forest[4] = {-1, -1, 1, 0};
+    CHECK(sk_validate_parents(forest, 4, &bad) == SK_OK);
+}
+
+static void case_result_strings(void)
+{
+    for (int r = 0; r < SK_ERR_COUNT; ++r) {
+        const char *s = sk_result_string((sk_result)r);
+        CHECK(s != NULL && strlen(s) > 1 && strcmp(s, "unknown result") != 0);
+    }
+    CHECK(strcmp(sk_result_string(SK_ERR_COUNT), "unknown result") == 0);
+}
+
+/* Two frames, locals per frame, a root per frame; compact and full rows agree; f32 follows f64. */
+static void case_fk_batched(void)
+{
+    enum { J = 4, F = 2 };
+    int64_t parents[J] = {-1, 0, 1, 0}, bad = 0;
+    double loc4[F * J * 16], loc3[F * J * 12], g4[F * J * 16], g3[F * J * 12], root[F * 12];
+    double scratch[12 * J];
+    float loc_f[F * J * 16], g_f[F * J * 16];
+    for (int f = 0; f < F; ++f) {
+        rot_z(root + 12 * f, 3, 0.1 * (f + 1), f, 2.0, 0);
+        for (int j = 0; j < J; ++j) {
+            rot_z(loc4 + 16 * (f * J + j), 4, 0.3 * j - 0.2 * f, 1.0 + j, 0.5 * f, 0.25 * j);
+            rot_z(loc3 + 12 * (f * J + j), 3, 0.3 * j - 0.2 * f, 1.0 + j, 0.5 * f, 0.25 * j);
+        }
+    }
+    for (int i = 0; i < F * J * 16; ++i) loc_f[i] = (float)loc4[i];
+    memset(g4, 0xff, sizeof g4); /* NaN everywhere: every number must be written */
+    CHECK(sk_fk_f64(g4, loc4, 1, parents, J, F, root, 1, 4, scratch, &bad) == SK_OK);
+    CHECK(sk_fk_f64(g3, loc3, 1, parents, J, F, root, 1, 3, scratch, &bad) == SK_OK);
+    CHECK(sk_fk_f32(g_f, loc_f, 1, parents, J, F, root, 1, 4, scratch, &bad) == SK_OK);
+    for (int f = 0; f < F; ++f) {
+        double want[J][12];
+        for (int j = 0; j < J; ++j) {
+            double l[12];
+            memcpy(l, loc3 + 12 * (f * J + j), sizeof l);
+            mul34(want[j], parents[j] < 0 ? root + 12 * f : want[parents[j]], l);
+            const double *got4 = g4 + 16 * (f * J + j), *got3 = g3 + 12 * (f * J + j);
+            for (int i = 0; i < 12; ++i) {
+                CHECK(fabs(got4[i] - want[j][i]) < 1e-14);
+                CHECK(got3[i] == got4[i]);
+                CHECK(fabs(g_f[16 * (f * J + j) + i] - want[j][i]) < 1e-5);
+            }
+            CHECK(got4[12] == 0 && got4[13] == 0 && got4[14] == 0 && got4[15] == 1);
+        }
+    }
+    /* shared locals and a shared root: frame 1 repeats frame 0 */
+    CHECK(sk_fk_f64(g4, loc4, 0, parents, J, F, root, 0, 4, scratch, &bad) == SK_OK);
+    CHECK(memcmp(g4, g4 + 16 * J, sizeof(double) * 16 * J) == 0);
+    CHECK(sk_fk_f64(g4, loc4, 0, parents, J, F, root, 0, 2, scratch, &bad) == SK_ERR_BAD_ARGUMENT);
+    CHECK(sk_fk_f64(g4, loc4, 0, parents, J, 0, root, 0, 4, scratch, &bad) == SK_OK); /* F = 0 */
+}
+
+/* A float32 chain 1,000 deep is chained in double and rounded once: 1,000 steps of 0.1f land on
+ * 100 to float precision (chaining in float would drift by about 1e-3). */
+static void case_fk_deep_chain_f32(void)
+{
+    enum { J = 1000 };
+    static float loc[J * 12], glob[J * 12];
+    static double scratch[12 * J];
+    static int64_t parents[J];
+    int64_t bad = 0;
+    for (int j = 0; j < J; ++j) {
+        parents[j] = j - 1;
+        for (int i = 0; i < 12; ++i) loc[12 * j + i] = (i == 0 || i == 5 || i == 10) ? 1.0f : 0.0f;
+        loc[12 * j + 7] = 0.1f;
+    }
+    CHECK(sk_fk_f32(glob, loc, 0, parents, J, 1, NULL, 0, 3, scratch, &bad) == SK_OK);
+    CHECK(fabs(glob[12 * (J - 1) + 7] - 100.0) < 1e-5);
+    CHECK(fabs(glob[12 * 499 + 7] - 50.0) < 1e-5);
+}
+
+static void case_inverse_bind_paths(void)
+{
+    double g[3 * 12], ib[3 * 12], prod[12];
+    int64_t bad = -1;
+    rot_z(g, 3, 0.7, 10, -20, 30);           /* rigid: transposed */
+    rot_z(g + 12, 3, 0.7, 10, -20, 30);
+    g[12 + 0] += 1e-8;                       /* nearly rigid: must take the general inverse */
+    g[12 + 5] -= 3e-9;
+    rot_z(g + 24, 3, 0.2, 1, 2, 3);
+    g[24 + 2] = -g[24 + 2], g[24 + 6] = -g[24 + 6], g[24 + 10] = -1.0; /* a mirror: det < 0 */
+    CHECK(sk_inverse_bind_f64(ib, g, 3, 3, &bad) == SK_OK);
+    for (int j = 0; j < 3; ++j) {
+        mul34(prod, ib + 12 * j, g + 12 * j);
+        for (int i = 0; i < 12; ++i)
+            CHECK(fabs(prod[i] - ((i == 0 || i == 5 || i == 10) ? 1.0 : 0.0)) < 1e-14);
+    }
+    /* a failure writes nothing */
+    double out[2 * 16], src[2 * 16];
+    for (int i = 0; i < 32; ++i) out[i] = 42.0;
+    memset(src, 0, sizeof src);
+    src[0] = src[5] = src[10] = src[15] = 1.0;
+    src[16 + 15] = 1.0;                      /* joint 1: zero 3x3 */
+    CHECK(sk_inverse_bind_f64(out, src, 2, 4, &bad) == SK_ERR_SINGULAR && bad == 1);
+    for (int i = 0; i < 32; ++i) CHECK(out[i] == 42.0);
+    float fsrc[12] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, INFINITY, 0}, fout[12];
+    CHECK(sk_inverse_bind_f32(fout, fsrc, 1, 3, &bad) == SK_ERR_NOT_FINITE && bad == 0);
+    CHECK(sk_inverse_bind_f64(out, src, 1, 5, &bad) == SK_ERR_BAD_ARGUMENT);
+    CHECK(sk_pivots_f64(out, src, 2, 4, &bad) == SK_ERR_SINGULAR && bad == 1);
+}
+
+static void case_palette_pre_post(void)
+{
+    enum { J = 2, F = 2 };
+    double g[F * J * 16], ib[J * 16], pre[12], post[12], pal[F * J * 16];
+    float gf[F * J * 16], ibf[J * 16], palf[F * J * 16];
+    rot_z(pre, 3, -0.4, 3, 0, 1);
+    rot_z(post, 3, 0.9, 0, 1, -2);
+    post[0] *= 2.0; /* bind_shape may scale */
+    for (int j = 0; j < J; ++j) rot_z(ib + 16 * j, 4, 0.5 * j, -j, 0, 0);
+    for (int k = 0; k < F * J; ++k) rot_z(g + 16 * k, 4, 0.1 * k, k, 2 * k, 0);
+    for (int i = 0; i < F * J * 16; ++i) gf[i] = (float)g[i];
+    for (int i = 0; i < J * 16; ++i) ibf[i] = (float)ib[i];
+    memset(pal, 0xff, sizeof pal);
+    CHECK(sk_palette_f64(pal, g, ib, J, F, pre, post, 4) == SK_OK);
+    CHECK(sk_palette_f32(palf, gf, ibf, J, F, pre, post, 4) == SK_OK);
+    for (int f = 0; f < F; ++f)
+        for (int j = 0; j < J; ++j) {
+            double a[12], b[12], want[12], gg[12], ii[12];
+            memcpy(gg, g + 16 * (f * J + j), sizeof gg);
+            memcpy(ii, ib + 16 * j, sizeof ii);
+            mul34(a, pre, gg);
+            mul34(b, a, ii);
+            mul34(want, b, post);
+            const double *got = pal + 16 * (f * J + j);
+            for (int i = 0; i < 12; ++i) {
+                CHECK(fabs(got[i] - want[i]) < 1e-13);
+                CHECK(fabs(palf[16 * (f * J + j) + i] - want[i]) < 1e-5);
+            }
+            CHECK(got[12] == 0 && got[13] == 0 && got[14] == 0 && got[15] == 1);
+        }
+    CHECK(sk_palette_f64(pal, g, ib, J, F, NULL, NULL, 0) == SK_ERR_BAD_ARGUMENT);
+}
+
 int main(void)
 {
     case_validate_parents();
     case_fk_chain();
     case_inverse_bind_and_palette();
+    case_validate_parents_range();
+    case_result_strings();
+    case_fk_batched();
+    case_fk_deep_chain_f32();
+    case_inverse_bind_paths();
+    case_palette_pre_post();
     case_lbs_dqs_interleaved();
     case_parallel_for_covers_each_item_once();
     if (failures) {
