@@ -18,7 +18,7 @@ from .skeleton import Skeleton
 
 __all__ = [
     "Primitive", "cylinder", "capsule", "plane_strip", "rotation", "pose", "twist", "bend",
-    "a_pose", "t_pose", "keyframes", "height_band_weights", "seed001", "arm", "humanoid",
+    "a_pose", "t_pose", "keyframes", "seed001", "arm", "humanoid",
 ]
 
 
@@ -38,15 +38,15 @@ class Primitive:
     faces: np.ndarray
 
     def transformed(self, matrix):
-        """The primitive moved by ``matrix`` (4, 4); normals by its cofactor, renormalized."""
+        """The primitive moved by ``matrix`` (4, 4): normals by its inverse transpose,
+        renormalized, and the winding reversed for a mirror, so both stay outward."""
         m, _ = transforms(matrix, "matrix", batch_ndim=0, dtype=np.float64)
         m = tf.to_4x4(m)
         a = m[:3, :3]
         det = np.linalg.det(a)
         if abs(det) < 1e-12:
             raise ValueError("matrix is singular")
-        cof = det * np.linalg.inv(a).T
-        n = self.normals @ cof.T
+        n = self.normals @ np.linalg.inv(a)
         n /= np.linalg.norm(n, axis=1, keepdims=True)
         faces = self.faces if det > 0 else self.faces[:, ::-1].copy()  # a mirror flips winding
         return Primitive(self.positions @ a.T + m[:3, 3], n, faces)
@@ -314,30 +314,12 @@ def keyframes(skeleton, times, poses, name=None, interpolation="linear"):
 # ---------------------------------------------------------------------------------------------
 # Built-in rigs
 # ---------------------------------------------------------------------------------------------
-def height_band_weights(heights, n_joints, spacing):
-    """Seed 001's rule for a chain: ``a = h / spacing``, joints ``floor(a)`` and the next with
-    weights ``(1 - f, f)``, clamped at both ends (errata: 63 / 20 = 3.15 → joints 3 and 4,
-    weights 0.85 / 0.15).  A zero weight's index is written as 0 (DESIGN §1).
-
-    Returns
-    -------
-    indices (V, 2) int32, weights (V, 2) float64
-    """
-    a = np.asarray(heights, dtype=np.float64) / float(spacing)
-    b1 = np.clip(np.floor(a), 0, n_joints - 1)
-    f = np.where((a <= 0) | (b1 >= n_joints - 1), 0.0, a - b1)
-    b2 = np.minimum(b1 + 1, n_joints - 1)
-    idx = np.stack([b1, b2], 1).astype(np.int32)
-    w = np.stack([1.0 - f, f], 1)
-    idx[w == 0] = 0
-    return idx, w
-
-
 def seed001(radius=40.0, height=200.0, radial_segments=12, height_segments=20, n_joints=11,
             spacing=20.0, dtype=np.float64):
     """Seed 001's skinned cylinder: radius 40, height 200, 12 × 20 segments, standing on the
     origin (placement matrix: translation by 100 along y); a chain of 11 joints 20 apart along
-    y; height-band weights ``(1 - f, f)``; ``base`` the identity (the root's world matrix).
+    y; height-band weights ``(1 - f, f)`` (:func:`skinkit.bind.height_bands`, with the seed's
+    errata: clamped at both ends); ``base`` the identity (the root's world matrix).
 
     Returns
     -------
@@ -345,9 +327,11 @@ def seed001(radius=40.0, height=200.0, radial_segments=12, height_segments=20, n
     """
     prim = cylinder(radius, height, radial_segments, height_segments,
                     matrix=tf.translation([0.0, height / 2, 0.0])).astype(dtype)
+    from . import bind
+
     skel = Skeleton.chain(n_joints, spacing)
-    idx, w = height_band_weights(prim.positions[:, 1], n_joints, spacing)
-    return SkinnedMesh(prim.positions, skel, (idx, w.astype(dtype)), normals=prim.normals,
+    idx, w = bind.height_bands(prim.positions, skel)
+    return SkinnedMesh(prim.positions, skel, (idx, w), normals=prim.normals,
                        faces=prim.faces, name="seed001_cylinder")
 
 
