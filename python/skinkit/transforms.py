@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._checks import real_array
+
 __all__ = [
     "identity", "translation", "scale", "axis_angle", "rotvec", "euler", "quat_to_matrix",
     "matrix_to_quat", "quat_canonical", "quat_multiply", "quat_conjugate", "quat_slerp",
@@ -16,8 +18,14 @@ __all__ = [
 ]
 
 
+def _real(x, name):
+    """``x`` as float64; bool, complex, object and string dtypes raise TypeError naming ``name``
+    (a cast would silently drop imaginary parts or turn True into 1)."""
+    return real_array(x, name).astype(np.float64, copy=False)
+
+
 def _f64(x, name, last):
-    a = np.asarray(x, dtype=np.float64)
+    a = _real(x, name)
     if a.shape[-len(last):] != last if a.ndim >= len(last) else True:
         raise ValueError(f"{name} must have shape (..., {', '.join(map(str, last))}), got {a.shape}")
     return a
@@ -40,7 +48,7 @@ def translation(t):
 
 def scale(s):
     """Scale matrices from ``s : (..., 3)`` (or a scalar for a uniform scale)."""
-    s = np.asarray(s, dtype=np.float64)
+    s = _real(s, "s")
     if s.ndim == 0:
         s = np.full(3, float(s))
     s = _f64(s, "s", (3,))
@@ -51,7 +59,7 @@ def scale(s):
 
 def _rotation_3x3(axis, angle):
     axis = _f64(axis, "axis", (3,))
-    angle = np.asarray(angle, dtype=np.float64)
+    angle = _real(angle, "angle")
     axis, angle = np.broadcast_arrays(axis, angle[..., None])
     angle = angle[..., 0]
     n = np.linalg.norm(axis, axis=-1)
@@ -100,7 +108,7 @@ def euler(angles, seq="XYZ", degrees=False):
             any(a == b for a, b in zip(seq, seq[1:])):
         raise ValueError(f"seq must be 1 to 3 of 'xyz' (extrinsic) or 'XYZ' (intrinsic), no axis "
                          f"twice in a row, got {seq!r}")
-    angles = np.asarray(angles, dtype=np.float64)
+    angles = _real(angles, "angles")
     if len(seq) == 1 and (angles.ndim == 0 or angles.shape[-1] != 1):
         angles = angles[..., None]
     if angles.shape[-1] != len(seq):
@@ -143,7 +151,7 @@ def quat_to_matrix(q):
 def matrix_to_quat(m):
     """Quaternions xyzw (canonical sign) of the rotation part of ``m : (..., 3|4, 3|4)``
     (Shepperd's method: the largest of the four candidate divisors)."""
-    m = np.asarray(m, dtype=np.float64)
+    m = _real(m, "m")
     if m.ndim < 2 or m.shape[-2] not in (3, 4) or m.shape[-1] not in (3, 4):
         raise ValueError(f"m must have shape (..., 3|4, 3|4), got {m.shape}")
     r = m[..., :3, :3]
@@ -188,7 +196,7 @@ def quat_conjugate(q):
 def quat_slerp(a, b, t):
     """Spherical interpolation from ``a`` to ``b`` (xyzw, shortest arc) at ``t`` in [0, 1]."""
     a, b = _f64(a, "a", (4,)), _f64(b, "b", (4,))
-    t = np.asarray(t, dtype=np.float64)[..., None]
+    t = _real(t, "t")[..., None]
     a = a / np.linalg.norm(a, axis=-1, keepdims=True)
     b = b / np.linalg.norm(b, axis=-1, keepdims=True)
     d = np.sum(a * b, axis=-1, keepdims=True)
@@ -221,7 +229,7 @@ def compose_trs(t=None, q=None, s=None):
 def polar(a):
     """Polar decomposition ``A = R @ S`` of ``(..., 3, 3)`` matrices: ``R`` a proper rotation,
     ``S`` symmetric (with a negative eigenvalue when ``det A < 0``)."""
-    a = np.asarray(a, dtype=np.float64)
+    a = _real(a, "a")
     if a.shape[-2:] != (3, 3):
         raise ValueError(f"a must have shape (..., 3, 3), got {a.shape}")
     u, sig, vt = np.linalg.svd(a)
@@ -237,7 +245,7 @@ def polar(a):
 def decompose_trs(m):
     """Translations ``(..., 3)``, quaternions ``(..., 4)`` and scales ``(..., 3)`` of matrices
     without shear (``m = T R S``); a negative determinant goes into the last scale."""
-    m = np.asarray(m, dtype=np.float64)
+    m = _real(m, "m")
     a = m[..., :3, :3]
     s = np.linalg.norm(a, axis=-2)
     neg = np.linalg.det(a) < 0
@@ -248,7 +256,7 @@ def decompose_trs(m):
 
 def rigid_inverse(m):
     """Inverse of rigid ``(..., 4, 4)`` (or ``(..., 3, 4)``) transforms by transposition."""
-    m = np.asarray(m, dtype=np.float64)
+    m = _real(m, "m")
     r = np.swapaxes(m[..., :3, :3], -1, -2)
     out = np.zeros(m.shape)
     out[..., :3, :3] = r
@@ -260,7 +268,7 @@ def rigid_inverse(m):
 
 def to_4x4(m):
     """``(..., 3, 4)`` affine stacks to ``(..., 4, 4)``; 4×4 stacks pass through (as float64)."""
-    m = np.asarray(m, dtype=np.float64)
+    m = _real(m, "m")
     if m.shape[-2:] == (4, 4):
         return m
     out = np.zeros(m.shape[:-2] + (4, 4))
