@@ -294,3 +294,30 @@ def test_rigid_inverse(rng, random_rigid):
     inv34 = tf.rigid_inverse(m[..., :3, :])
     assert inv34.shape == (4, 6, 3, 4)
     np.testing.assert_allclose(inv34, inv[..., :3, :], atol=0)
+
+
+NON_REAL = [np.array([1 + 2j, 0, 0]), np.array([True, False, True]), np.array([1, 2, None], object),
+            np.array(["1", "2", "3"])]
+
+
+@pytest.mark.parametrize("bad", NON_REAL, ids=["complex", "bool", "object", "str"])
+def test_non_real_dtypes_raise_type_error(bad):
+    """A cast would silently drop imaginary parts or read True as 1 (DESIGN section 5)."""
+    b4 = np.concatenate([bad, bad[:1]])
+    b33 = np.stack([bad] * 3)
+    b44 = np.stack([b4] * 4)
+    calls = [
+        ("t", lambda: tf.translation(bad)), ("s", lambda: tf.scale(bad)),
+        ("axis", lambda: tf.axis_angle(bad, 1.0)), ("angle", lambda: tf.axis_angle([0, 0, 1], bad)),
+        ("v", lambda: tf.rotvec(bad)), ("angles", lambda: tf.euler(bad, "xyz")),
+        ("q", lambda: tf.quat_to_matrix(b4)), ("q", lambda: tf.quat_canonical(b4)),
+        ("m", lambda: tf.matrix_to_quat(b33)), ("a", lambda: tf.quat_multiply(b4, b4)),
+        ("q", lambda: tf.quat_conjugate(b4)), ("a", lambda: tf.quat_slerp(b4, b4, 0.5)),
+        ("t", lambda: tf.quat_slerp([0, 0, 0, 1], [0, 0, 0, 1], bad)),
+        ("t", lambda: tf.compose_trs(t=bad)), ("a", lambda: tf.polar(b33)),
+        ("m", lambda: tf.decompose_trs(b44)), ("m", lambda: tf.rigid_inverse(b44)),
+        ("m", lambda: tf.to_4x4(b44[:3])),
+    ]
+    for name, call in calls:
+        with pytest.raises(TypeError, match=rf"^{name}\b"):
+            call()
