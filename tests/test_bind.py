@@ -4,6 +4,7 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import skinkit as sk
 from skinkit import bind, reference as ref, transforms as tf
@@ -488,3 +489,39 @@ def test_low_level_core_rejects_wrong_outputs():
     with pytest.raises(ValueError, match="seg_start"):
         sk._core.bind_nearest(np.empty((4, 1), np.int32), np.empty((4, 1)), None, v,
                               (b[0], b[1], b[2][::-1].copy(), b[3]), True)
+
+
+def test_repeated_calls_do_not_grow_memory():
+    import tracemalloc
+
+    s = tree_skeleton(6)
+    v = vertices_around(s, n=2000)
+    for _ in range(5):
+        bind.proximity(v, s, k=3)
+        bind.envelope(v, s, 0.3, 0.3, 0.3, explain=True)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for _ in range(100):
+            bind.proximity(v, s, k=3)
+            bind.envelope(v, s, 0.3, 0.3, 0.3, explain=True)
+        grown = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert grown < 64 * 1024
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), J=st.integers(1, 12), V=st.integers(0, 40),
+       k=st.integers(1, 6), tails=st.booleans())
+def test_property_nearest_and_proximity(seed, J, V, k, tails):
+    s = tree_skeleton(seed, J=J, tails=tails)
+    v = vertices_around(s, n=V, seed=seed)
+    P = ref.bind_joint_positions(s)
+    idx, w = bind.nearest(v, s)
+    assert np.array_equal(idx, ref.bind_nearest(v, P, s.parents, s.tails, "bone")[0])
+    idx, w = bind.proximity(v, s, k=k, to="bone")
+    check_influences(idx, w, J, V, k, np.float64)
+    ridx, rw = ref.bind_proximity(v, P, s.parents, s.tails, k, 1.0, "bone")
+    assert np.array_equal(idx, ridx)
+    np.testing.assert_allclose(w, rw, atol=1e-12)
