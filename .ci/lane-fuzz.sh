@@ -34,7 +34,7 @@ for f in csrc/*.c; do
 done
 
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-       -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter -Wno-unused-function -Icsrc)
+       -fno-omit-frame-pointer -pthread -Wall -Wextra -Wno-unused-parameter -Wno-unused-function -Icsrc)
 targets=()
 for src in tests/fuzz/fuzz_*.c; do
     name=$(basename "$src" .c)
