@@ -174,12 +174,18 @@ def candy_wrapper(rig=None, angles=(0, 90, 135, 179), methods=("rigid", "lbs", "
             ax = fig.add_subplot(nr, nc, r * nc + c + 1, projection="3d")
             faces = rig.faces
             joints = g[c, :, :3, 3]
+            parents = rig.skeleton.parents
             if crop is not None:
                 keep = np.all((rig.positions[faces][..., 1] >= crop[0]) &
                               (rig.positions[faces][..., 1] <= crop[1]), axis=1)
                 faces = faces[keep]
+                inside = np.flatnonzero((joints[:, 1] >= crop[0]) & (joints[:, 1] <= crop[1]))
+                remap = np.full(len(joints), -1)
+                remap[inside] = np.arange(inside.size)
+                parents = np.where(parents[inside] >= 0, remap[np.maximum(parents[inside], 0)], -1)
+                joints = joints[inside]
             pts = [_draw_mesh(ax, P[c], faces, METHOD_COLORS.get(m, "#9fb4c7")),
-                   _draw_skeleton(ax, rig.skeleton.parents, joints, size=6)]
+                   _draw_skeleton(ax, parents, joints, size=6)]
             _equal(ax, np.vstack(pts), pad=0.02)
             ax.view_init(elev=elev, azim=azim)
             _clean(ax)

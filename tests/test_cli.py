@@ -1,0 +1,100 @@
+"""The command line: ``skinkit demo`` (table and figures), ``info``, ``--help``."""
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from skinkit import metrics, rigs
+from skinkit.__main__ import main
+
+
+def _rows(text):
+    """The table rows: angle -> list of numbers."""
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"^\s*(\d+)°\s+(.*)$", line)
+        if m:
+            out[float(m.group(1))] = [float(x) for x in m.group(2).split()]
+    return out
+
+
+def test_demo_writes_the_figures_and_prints_the_table(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    assert main(["demo", "--out", str(tmp_path / "figs")]) == 0
+    text = capsys.readouterr().out
+    for name in ("candy_wrapper.png", "volume_ratio.png"):
+        data = (tmp_path / "figs" / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+    rows = _rows(text)
+    assert sorted(rows) == [0, 45, 90, 135, 179]
+    # columns: rigid vol, rigid r, lbs vol, lbs r, dqs vol, dqs r, rigid seam
+    sweep = metrics.twist_sweep(rigs.seed001(), 5, [179.0])
+    want = [sweep["volume_ratio"]["rigid"][0], sweep["min_radius"]["rigid"][0],
+            sweep["volume_ratio"]["lbs"][0], sweep["min_radius"]["lbs"][0],
+            sweep["volume_ratio"]["dqs"][0], sweep["min_radius"]["dqs"][0], sweep["rigid_gap"][0]]
+    np.testing.assert_allclose(rows[179], want, atol=0.051)
+    assert rows[179][3] < 0.1 and rows[179][5] > 0.95
+    assert rows[0][:6] == [1.0] * 6
+
+
+def test_demo_defaults_to_the_current_folder(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--angles", "0", "90"]) == 0
+    assert sorted(os.listdir(tmp_path)) == ["candy_wrapper.png", "volume_ratio.png"]
+    assert sorted(_rows(capsys.readouterr().out)) == [0, 90]
+
+
+def test_demo_without_matplotlib_still_prints_the_table(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    assert main(["demo", "--out", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "pip install 'skinkit[plot]'" in text
+    assert 179 in _rows(text)
+    assert os.listdir(tmp_path) == []
+
+
+def test_demo_no_plots_writes_nothing(tmp_path, capsys):
+    assert main(["demo", "--no-plots", "--out", str(tmp_path)]) == 0
+    assert os.listdir(tmp_path) == []
+    assert len(_rows(capsys.readouterr().out)) == 5
+
+
+def test_demo_fails_when_it_cannot_write(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    assert main(["demo", "--out", str(blocker / "sub")]) == 1
+    assert "cannot write" in capsys.readouterr().err
+
+
+def test_bad_arguments_exit_with_usage(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["demo", "--angles", "ninety"])
+    assert e.value.code == 2
+    with pytest.raises(SystemExit) as e:
+        main(["dance"])
+    assert e.value.code == 2
+
+
+def test_info_and_help(capsys):
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^skinkit\s+\d", out, re.M) and "numpy" in out
+    assert main([]) == 0
+    assert "demo" in capsys.readouterr().out
+
+
+def test_python_dash_m_skinkit():
+    env = dict(os.environ, MPLBACKEND="Agg")
+    r = subprocess.run([sys.executable, "-m", "skinkit", "--help"], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert r.returncode == 0 and "demo" in r.stdout and "info" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "skinkit", "demo", "--no-plots", "--angles", "179"],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert 179 in _rows(r.stdout)
