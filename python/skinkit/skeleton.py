@@ -5,6 +5,8 @@ accept any joint order, sort it once, and give every result back in the caller's
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from . import _core
@@ -363,11 +365,24 @@ class Skeleton:
                    names=[str(n) for n in d[prefix + "names"]], tails=tails)
 
     def save(self, path):
-        """Save to an ``.npz`` file (no pickles inside)."""
+        """Save to an ``.npz`` file (no pickles inside).
+
+        Parameters
+        ----------
+        path : str, os.PathLike or a writable binary file
+            As ``numpy.savez``: ``.npz`` is appended to a name without it.
+        """
         np.savez(path, **self.to_arrays())
 
     @classmethod
     def load(cls, path):
+        """Load a skeleton written by :meth:`save` (``path`` with or without ``.npz``, or a
+        readable binary file)."""
+        if isinstance(path, (str, os.PathLike)):
+            path = os.fspath(path)
+            # save() let numpy.savez append the suffix, so a name without it must load too
+            if not os.path.exists(path) and os.path.exists(path + ".npz"):
+                path = path + ".npz"
         with np.load(path, allow_pickle=False) as d:
             return cls.from_arrays(d)
 
