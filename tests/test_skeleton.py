@@ -853,3 +853,19 @@ def test_equality():
     assert a != sk.Skeleton.chain(3, 1, names=["a", "b", "c"])
     assert a != sk.Skeleton([-1, 0, 0], a.local_bind)
     assert (a == "chain") is False
+
+
+def test_npz_without_suffix_and_file_objects(tmp_path):
+    import io
+
+    skel = sk.Skeleton([2, -1, 1], tf.identity(3), names=["hand", "hips", "arm"])
+    skel.save(tmp_path / "rig")  # numpy.savez appends .npz
+    assert (tmp_path / "rig.npz").exists()
+    assert sk.Skeleton.load(tmp_path / "rig") == skel
+    assert sk.Skeleton.load(str(tmp_path / "rig.npz")) == skel
+    buf = io.BytesIO()
+    skel.save(buf)
+    buf.seek(0)
+    assert sk.Skeleton.load(buf) == skel
+    with pytest.raises(FileNotFoundError):
+        sk.Skeleton.load(tmp_path / "missing")
