@@ -8,6 +8,9 @@ import pickle
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.spatial.transform import Rotation
 
 import skinkit as sk
 from skinkit import _core
@@ -869,3 +872,48 @@ def test_npz_without_suffix_and_file_objects(tmp_path):
     assert sk.Skeleton.load(buf) == skel
     with pytest.raises(FileNotFoundError):
         sk.Skeleton.load(tmp_path / "missing")
+
+
+# -- properties over any small forest in any order ---------------------------------------------
+
+@st.composite
+def forests(draw):
+    """(parents in a shuffled order, a relabelling permutation) of a forest of 1 to 12 joints."""
+    n = draw(st.integers(1, 12))
+    sorted_parents = np.array([draw(st.integers(-1, j - 1)) for j in range(n)], dtype=np.int64)
+    perm = np.array(draw(st.permutations(range(n))), dtype=np.int64)
+    parents = np.full(n, -1, dtype=np.int64)
+    has = sorted_parents >= 0
+    parents[perm[has]] = perm[sorted_parents[has]]
+    relabel = np.array(draw(st.permutations(range(n))), dtype=np.int64)
+    return parents, relabel
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(forests(), st.integers(0, 2**32 - 1), st.sampled_from([None, 1, 3]), st.booleans())
+def test_fk_property_any_order(forest, seed, frames, compact):
+    parents, relabel = forest
+    n = parents.size
+    lead = () if frames is None else (frames,)
+    count = int(np.prod(lead + (n,)))
+    local = np.tile(np.eye(4), (count, 1, 1))
+    local[:, :3, :3] = Rotation.random(count, random_state=seed).as_matrix()
+    local[:, :3, 3] = np.random.default_rng(seed).uniform(-3, 3, (count, 3))
+    local = local.reshape(lead + (n, 4, 4))
+    rows = 3 if compact else 4
+    got = sk.forward_kinematics(parents, local[..., :rows, :])
+    want = ref.forward_kinematics(parents, local)
+    assert got.shape == want[..., :rows, :].shape
+    np.testing.assert_allclose(got, want[..., :rows, :], rtol=0, atol=1e-12 * max(1, n))
+    # relabelling the joints relabels the result and nothing else: new joint k is old relabel[k]
+    inverse = np.empty_like(relabel)
+    inverse[relabel] = np.arange(n)
+    new_parents = np.where(parents[relabel] < 0, -1, inverse[np.maximum(parents[relabel], 0)])
+    moved = sk.forward_kinematics(new_parents, local[..., relabel, :rows, :])
+    np.testing.assert_array_equal(moved, got[..., relabel, :, :])
+    skel = sk.Skeleton(new_parents, local.reshape(-1, n, 4, 4)[0][relabel])
+    np.testing.assert_allclose(skel.palette(local[..., relabel, :, :]),
+                               ref.skinning_palette(want[..., relabel, :, :],
+                                                    np.linalg.inv(ref.forward_kinematics(
+                                                        new_parents, skel.local_bind))),
+                               rtol=0, atol=1e-11 * max(1, n))
