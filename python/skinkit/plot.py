@@ -2,7 +2,8 @@
 
 Every function returns a :class:`matplotlib.figure.Figure` built without pyplot (no global
 state, safe in scripts, threads and the command line); save it with ``fig.savefig(path)``.  In
-Jupyter, import ``matplotlib.pyplot`` once so returned figures display inline.
+Jupyter, run ``%matplotlib inline`` once so returned figures display; a function given ``ax=``
+draws into that (pyplot-made) axes instead.
 
 Scenes use skinkit's y-up convention and show it upright (matplotlib's 3-D axes are z-up):
 a point ``(x, y, z)`` is drawn at ``(x, -z, y)``.
