@@ -229,14 +229,28 @@ class Skeleton:
     @classmethod
     def chain(cls, n, spacing, axis="y", names=None):
         """A chain of ``n`` joints ``spacing`` apart along ``axis`` (seed 001: ``chain(11, 20)``),
-        the first at the origin."""
+        the first at the origin, each the parent of the next.
+
+        Parameters
+        ----------
+        n : int >= 1
+        spacing : float
+            Distance between consecutive joints (finite; negative goes down the axis).
+        axis : {"x", "y", "z"}
+        names : sequence of n str, optional
+        """
         from ._checks import positive_int
 
         n = positive_int(n, "n")
         if axis not in ("x", "y", "z"):
             raise ValueError(f"axis must be 'x', 'y' or 'z', got {axis!r}")
+        sp = real_array(spacing, "spacing")
+        if sp.ndim != 0:
+            raise ValueError(f"spacing must be a number, got shape {sp.shape}")
+        if not np.isfinite(sp):
+            raise ValueError(f"spacing must be finite, got {sp}")
         step = np.zeros(3)
-        step["xyz".index(axis)] = float(spacing)
+        step["xyz".index(axis)] = float(sp)
         local = tf.translation(np.where(np.arange(n)[:, None] == 0, 0.0, step))
         return cls(np.arange(n) - 1, local, names=names)
 
