@@ -766,6 +766,10 @@ def test_chain_is_seed_001():
         sk.Skeleton.chain(2.0, 20)
     with pytest.raises(ValueError, match="axis"):
         sk.Skeleton.chain(3, 1, axis="w")
+    for bad, exc in ((np.nan, ValueError), (np.inf, ValueError), ([1, 2], ValueError),
+                     ("20", TypeError), (1j, TypeError)):
+        with pytest.raises(exc, match="spacing"):
+            sk.Skeleton.chain(3, bad)
 
 
 def test_names_and_lookup():
