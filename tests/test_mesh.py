@@ -461,6 +461,24 @@ def test_bake_into_an_array_and_streamed_to_npy(tmp_path, rng):
     assert sk.bake is bake
 
 
+def test_bake_streams_a_pc2_point_cache(tmp_path, rng):
+    import struct
+
+    m = _chain_mesh()
+    clip = _clip_for(m, rng)
+    want = bake(m, clip, fps=8, method="dqs")
+    path = tmp_path / "anim.pc2"
+    got = bake(m, clip, fps=8, method="dqs", out=path, chunk=4)
+    raw = path.read_bytes()
+    sig, version, n_points, start, rate, n_samples = struct.unpack("<12siiffi", raw[:32])
+    assert (sig, version, n_points, start, rate, n_samples) == (b"POINTCACHE2\0", 1, m.n_vertices,
+                                                               0.0, 1.0, 9)
+    assert len(raw) == 32 + 9 * m.n_vertices * 3 * 4
+    data = np.frombuffer(raw[32:], dtype="<f4").reshape(9, m.n_vertices, 3)
+    np.testing.assert_allclose(data, want, rtol=1e-6, atol=1e-5)
+    np.testing.assert_array_equal(np.asarray(got), data)
+
+
 @pytest.mark.parametrize("out, exc, word", [
     (np.zeros((9, 168, 3), np.float32), TypeError, "dtype"),
     (np.zeros((8, 168, 3)), ValueError, "shape"),
