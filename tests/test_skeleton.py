@@ -272,7 +272,7 @@ def test_core_inverse_bind_singular_and_nan():
     assert np.all(out == 7.0)
 
 
-# -- palettes ---------------------------------------------------------------------------------------
+# -- palettes -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("frames", [None, 1, 7])
@@ -512,7 +512,8 @@ BAD_MATRICES = [
     ("local wrong J", "local", ValueError, lambda L, R: (L[:2], R)),
     ("root (3,3)", "root", ValueError, lambda L, R: (L, R[:3, :3])),
     ("root (2,2,4,4)", "root", ValueError, lambda L, R: (L, np.tile(R, (2, 2, 1, 1)))),
-    ("root frames", "root", ValueError, lambda L, R: (np.tile(L, (3, 1, 1, 1)), np.tile(R, (2, 1, 1)))),
+    ("root frames", "root", ValueError,
+     lambda L, R: (np.tile(L, (3, 1, 1, 1)), np.tile(R, (2, 1, 1)))),
     ("local complex", "local", TypeError, lambda L, R: (L.astype(complex), R)),
     ("local bool", "local", TypeError, lambda L, R: (L.astype(bool), R)),
     ("local object", "local", TypeError, lambda L, R: (L.astype(object), R)),
@@ -554,7 +555,8 @@ BAD_PALETTE_ARGS = [
 ]
 
 
-@pytest.mark.parametrize("what,name,exc,spec", BAD_PALETTE_ARGS, ids=[b[0] for b in BAD_PALETTE_ARGS])
+@pytest.mark.parametrize("what,name,exc,spec", BAD_PALETTE_ARGS,
+                         ids=[b[0] for b in BAD_PALETTE_ARGS])
 def test_bad_palette_arguments(what, name, exc, spec):
     args = {"g": tf.translation([[1.0, 2, 3]] * 3), "ib": tf.identity(3),
             "base": tf.identity(), "bind_shape": tf.identity()}
