@@ -6,6 +6,9 @@ live here as fixtures (a fixture may return a function).
 import numpy as np
 import pytest
 
+# The Blender lane's tests need bpy in their own environment (.ci/lane-blender.sh runs them).
+collect_ignore = ["blender"]
+
 
 @pytest.fixture
 def rng():
