@@ -12,6 +12,7 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "sk.h"
@@ -526,8 +527,10 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
     sk_stream ridx = method == 0 ? stream_of(idx, 0) : (sk_stream){NULL, 0, 0};
     size_t psize = method == 2 ? SK_DQS_PREPARED_SIZE : SK_LBS_PREPARED_SIZE;
     size_t esize = t == NPY_FLOAT32 ? sizeof(float) : sizeof(double);
-    void *prep = PyMem_RawMalloc(esize * psize * (size_t)J * (size_t)Fk);
-    if (!prep) return PyErr_NoMemory();
+    /* 64-byte aligned: the SIMD kernels load each joint as whole cache lines */
+    void *prep_block = PyMem_RawMalloc(esize * psize * (size_t)J * (size_t)Fk + 64);
+    if (!prep_block) return PyErr_NoMemory();
+    void *prep = (void *)(((uintptr_t)prep_block + 63) & ~(uintptr_t)63);
     sk_result r = SK_OK;
     int64_t bad = 0;
     const char *bad_name = "palette";
@@ -587,7 +590,7 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
         sk_parallel_for(threads, V, SKIN_GRAIN, skin_range, &task);
     }
     Py_END_ALLOW_THREADS
-    PyMem_RawFree(prep);
+    PyMem_RawFree(prep_block);
     if (r != SK_OK) return raise_result(r, bad_name, bad);
     Py_RETURN_NONE;
 }
@@ -639,6 +642,79 @@ static PyObject *py_validate_influences(PyObject *self, PyObject *args)
     if (r != SK_OK)
         return raise_result(r, r == SK_ERR_INDEX_RANGE ? "indices" : "weights", bad);
     Py_RETURN_NONE;
+}
+
+static int simd_of_name(const char *name, sk_simd *path)
+{
+    for (int p = SK_SIMD_SCALAR; p <= SK_SIMD_AVX512; ++p)
+        if (strcmp(name, sk_simd_name((sk_simd)p)) == 0) {
+            *path = (sk_simd)p;
+            return 1;
+        }
+    return 0;
+}
+
+/* simd_path() -> "avx512" | "avx2" | "scalar", the path the kernels take now. */
+static PyObject *py_simd_path(PyObject *self, PyObject *noargs)
+{
+    return PyUnicode_FromString(sk_simd_name(sk_simd_current()));
+}
+
+/* simd_paths() -> the paths this build and CPU can run, best last. */
+static PyObject *py_simd_paths(PyObject *self, PyObject *noargs)
+{
+    PyObject *list = PyList_New(0);
+    if (!list) return NULL;
+    for (int p = SK_SIMD_SCALAR; p <= (int)sk_simd_best(); ++p) {
+        sk_simd prev = sk_simd_current();
+        if (sk_simd_select((sk_simd)p) != SK_OK) continue;
+        sk_simd_select(prev);
+        PyObject *name = PyUnicode_FromString(sk_simd_name((sk_simd)p));
+        if (!name || PyList_Append(list, name) < 0) {
+            Py_XDECREF(name);
+            Py_DECREF(list);
+            return NULL;
+        }
+        Py_DECREF(name);
+    }
+    return list;
+}
+
+/* set_simd_path(name) -> the previous name.  For tests and benchmarks: process-wide, not while
+ * kernels run in other threads.  ValueError for an unknown name or one this CPU cannot run. */
+static PyObject *py_set_simd_path(PyObject *self, PyObject *args)
+{
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+    sk_simd path, prev = sk_simd_current();
+    if (!simd_of_name(name, &path)) {
+        PyErr_Format(PyExc_ValueError, "SIMD path must be 'scalar', 'avx2' or 'avx512', got '%s'",
+                     name);
+        return NULL;
+    }
+    if (sk_simd_select(path) != SK_OK) {
+        PyErr_Format(PyExc_ValueError, "SIMD path '%s' is not supported by this CPU or build "
+                     "(best: '%s')", name, sk_simd_name(sk_simd_best()));
+        return NULL;
+    }
+    return PyUnicode_FromString(sk_simd_name(prev));
+}
+
+/* SKINKIT_SIMD=scalar|avx2|avx512 at import forces a path; a name this machine cannot run, or an
+ * unknown one, warns and keeps the best path (an import must not fail over a tuning knob). */
+static int simd_from_environment(void)
+{
+    const char *name = getenv("SKINKIT_SIMD");
+    if (!name || !*name || strcmp(name, "auto") == 0) return 0;
+    sk_simd path;
+    if (!simd_of_name(name, &path))
+        return PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "SKINKIT_SIMD=%s is not one of scalar, "
+                                "avx2, avx512, auto; using %s", name,
+                                sk_simd_name(sk_simd_best()));
+    if (sk_simd_select(path) != SK_OK)
+        return PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "SKINKIT_SIMD=%s is not supported by "
+                                "this CPU or build; using %s", name, sk_simd_name(sk_simd_best()));
+    return 0;
 }
 
 /* === kernels: end === */
@@ -960,6 +1036,9 @@ static PyMethodDef methods[] = {
     {"build_info", py_build_info, METH_NOARGS, "build_info() -> dict"},
     {"skin", py_skin, METH_VARARGS, "skin(method, positions, normals, tangents, out, out_normals, out_tangents, indices, weights, palette, pivots, n_joints, normal_rule, threads, validated)"},
     {"validate_influences", py_validate_influences, METH_VARARGS, "validate_influences(indices, weights, n_joints)"},
+    {"simd_path", py_simd_path, METH_NOARGS, "simd_path() -> 'avx512' | 'avx2' | 'scalar'"},
+    {"simd_paths", py_simd_paths, METH_NOARGS, "simd_paths() -> list of the paths this machine runs"},
+    {"set_simd_path", py_set_simd_path, METH_VARARGS, "set_simd_path(name) -> previous name"},
     /* === kernels: methods === */
     {"bind_nearest", py_bind_nearest, METH_VARARGS,
      "bind_nearest(indices, weights, info, vertices, bones, to_bone)"},
@@ -985,5 +1064,7 @@ static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_core",
 PyMODINIT_FUNC PyInit__core(void)
 {
     import_array();
-    return PyModule_Create(&moduledef);
+    PyObject *m = PyModule_Create(&moduledef);
+    if (m && simd_from_environment() < 0) Py_CLEAR(m);
+    return m;
 }

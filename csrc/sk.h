@@ -187,10 +187,13 @@ typedef struct sk_skin_job_f64 {
 } sk_skin_job_f64;
 
 /* Per-frame joint data.  sk_lbs_prepare: each joint's 3x4 and its 3x3 cofactor (rigid and LBS
- * share it).  sk_dqs_prepare: each joint's unit dual quaternion of the rigid part and the
- * scale-about-pivot affine (DESIGN.md section 2); `pivots` (J, 3) may be NULL only for a rigid
- * palette (SK_ERR_NEEDS_PIVOTS otherwise).  *bad = the joint; SK_ERR_NOT_FINITE for NaN/inf. */
-#define SK_LBS_PREPARED_SIZE 21 /* 12 (3x4) + 9 (cofactor) per joint */
+ * share it), column-major with every column padded to 4 so that SIMD kernels load a joint as
+ * whole registers: prepared[32 j + 4 c + r] = K[r][c] (c = 3: the translation), then
+ * prepared[32 j + 16 + 4 c + r] = cof(A)[r][c], padding 0.  sk_dqs_prepare: each joint's unit
+ * dual quaternion of the rigid part and the scale-about-pivot affine (DESIGN.md section 2);
+ * `pivots` (J, 3) may be NULL only for a rigid palette (SK_ERR_NEEDS_PIVOTS otherwise).  *bad =
+ * the joint; SK_ERR_NOT_FINITE for NaN/inf.  Any alignment works; 64 bytes is fastest. */
+#define SK_LBS_PREPARED_SIZE 32 /* 16 (3x4, column-major, padded) + 16 (cofactor, padded) */
 #define SK_DQS_PREPARED_SIZE 21 /* 8 (dual quaternion) + 12 (scale affine) + 1 (has scale) */
 sk_result sk_lbs_prepare_f32(float *prepared, const float *palette, int64_t n_joints, int64_t *bad);
 sk_result sk_lbs_prepare_f64(double *prepared, const double *palette, int64_t n_joints, int64_t *bad);
@@ -213,6 +216,28 @@ void sk_dqs_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end);
  * available or n_threads <= 1.  Returns the number of threads used. */
 int sk_parallel_for(int n_threads, int64_t n, int64_t grain,
                     void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx);
+
+/* SIMD dispatch (cpu.c).  The kernels above pick, per call, the fastest code for the CPU they
+ * run on: AVX-512 (F, DQ, BW, VL), AVX2 + FMA, or portable scalar C.  The SIMD paths cover the
+ * common layouts (contiguous (V, 3) positions / normals / outputs, any index type, float or unorm
+ * weights, the "joint" normal rule, no tangents; DQS: a rigid palette); anything else takes the
+ * scalar path.  Results differ between paths only by rounding (FMA contraction, summation
+ * order), never between thread counts or ranges on one path. */
+typedef enum sk_simd {
+    SK_SIMD_SCALAR = 0,
+    SK_SIMD_AVX2 = 1,   /* AVX2 + FMA */
+    SK_SIMD_AVX512 = 2  /* AVX-512 F, DQ, BW, VL */
+} sk_simd;
+
+/* The best path that both this build and this CPU (and its OS) support. */
+sk_simd sk_simd_best(void);
+/* The path kernels use now: sk_simd_best() until sk_simd_select() changes it. */
+sk_simd sk_simd_current(void);
+/* Use `path` from now on.  SK_ERR_BAD_ARGUMENT, nothing changed, when the build or the CPU lacks
+ * it.  Process-wide; not to be called while kernels run (tests, benchmarks, SKINKIT_SIMD). */
+sk_result sk_simd_select(sk_simd path);
+/* "scalar", "avx2", "avx512" ("?" for anything else). */
+const char *sk_simd_name(sk_simd path);
 
 /* === kernels: end === */
 

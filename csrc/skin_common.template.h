@@ -70,6 +70,14 @@ static inline void SK_FN(sk_mul33)(SK_T y[3], const SK_T *m, int stride, const S
         y[r] = m[stride * r] * x[0] + m[stride * r + 1] * x[1] + m[stride * r + 2] * x[2];
 }
 
+/* y = A x for A column-major with columns `stride` apart: A[r][c] = m[stride * c + r] (the
+ * prepared LBS layout, sk.h). */
+static inline void SK_FN(sk_mul33t)(SK_T y[3], const SK_T *m, int stride, const SK_T x[3])
+{
+    for (int r = 0; r < 3; ++r)
+        y[r] = m[r] * x[0] + m[stride + r] * x[1] + m[2 * stride + r] * x[2];
+}
+
 /* cof(A) of the 3x3 inside a 3x4: columns a1 x a2, a2 x a0, a0 x a1 (det(A) A^-T); the rotation
  * itself for a rotation and finite for a singular A, so normals of a zero-scale joint stay
  * defined. */
@@ -115,13 +123,18 @@ static inline void SK_FN(sk_copy_vertex)(const SK_JOB *job, int64_t v)
     }
 }
 
-/* Write a transformed tangent (normalized 3x3 image) keeping the handedness w. */
-static inline void SK_FN(sk_store_tangent)(const SK_JOB *job, int64_t v, const SK_T *m, int stride)
+/* Write a transformed tangent (normalized 3x3 image) keeping the handedness w; m is row-major
+ * with rows `stride` apart, or column-major with columns `stride` apart when `colmajor`. */
+static inline void SK_FN(sk_store_tangent)(const SK_JOB *job, int64_t v, const SK_T *m, int stride,
+                                           int colmajor)
 {
     SK_T t[3], y[3];
     SK_T hand = SK_AT(job->tangents, SK_T, v, 3);
     SK_FN(sk_load3)(t, &job->tangents, v);
-    SK_FN(sk_mul33)(y, m, stride, t);
+    if (colmajor)
+        SK_FN(sk_mul33t)(y, m, stride, t);
+    else
+        SK_FN(sk_mul33)(y, m, stride, t);
     SK_FN(sk_normalize3)(y);
     SK_FN(sk_store3)(&job->out_tangents, v, y);
     SK_AT(job->out_tangents, SK_T, v, 3) = hand;

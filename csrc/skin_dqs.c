@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "sk.h"
+#include "skin_simd.h"
 #include "affine.h"
 
 /* Eigen-decomposition of a symmetric 3x3 (cyclic Jacobi): a = V diag(e) V^T, e descending. */
@@ -224,8 +225,10 @@ static void dqs_prepare_joint(double out[SK_DQS_PREPARED_SIZE], const double k[1
 #define SK_T float
 #define SK_FN(name) name##_f32
 #define SK_JOB sk_skin_job_f32
+#define SK_DQS_SIMD 1 /* SIMD kernels exist for float32 (skin_simd.template.c) */
 #include "skin_common.template.h"
 #include "skin_dqs.template.c"
+#undef SK_DQS_SIMD
 #undef SK_T
 #undef SK_FN
 #undef SK_JOB

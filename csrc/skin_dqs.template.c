@@ -141,15 +141,43 @@ static void SK_FN(dqs_vertex)(const SK_JOB *job, int64_t v, int any_scale)
         } else {
             for (int i = 0; i < 9; ++i) m[i] = rm[i];
         }
-        SK_FN(sk_store_tangent)(job, v, m, 3);
+        SK_FN(sk_store_tangent)(job, v, m, 3, 0);
     }
 }
 
+#ifdef SK_DQS_SIMD
+/* The SIMD kernels take a rigid palette, any strides (packed rows fastest), no tangents; 0 when
+ * this call is not theirs. */
+static int SK_FN(dqs_simd)(const SK_JOB *job, int64_t begin, int64_t end)
+{
+    sk_simd path = sk_simd_current();
+    if (path == SK_SIMD_SCALAR || job->tangents.data) return 0;
+#ifdef SK_BUILD_AVX512
+    if (path == SK_SIMD_AVX512) {
+        SK_FN(sk_dqs_avx512)(job, begin, end);
+        return 1;
+    }
+#endif
+#ifdef SK_BUILD_AVX2
+    if (path == SK_SIMD_AVX2) {
+        SK_FN(sk_dqs_avx2)(job, begin, end);
+        return 1;
+    }
+#endif
+    (void)begin, (void)end;
+    return 0;
+}
+#endif
+
 void SK_FN(sk_dqs)(const SK_JOB *job, int64_t begin, int64_t end)
 {
+    if (begin >= end) return;
     /* The rigid fast path skips the scale blend when no joint of this frame has scale. */
     int any_scale = 0;
     for (int64_t j = 0; j < job->n_joints; ++j)
         any_scale |= job->prepared[SK_DQS_PREPARED_SIZE * j + 20] != 0;
+#ifdef SK_DQS_SIMD
+    if (!any_scale && SK_FN(dqs_simd)(job, begin, end)) return;
+#endif
     for (int64_t v = begin; v < end; ++v) SK_FN(dqs_vertex)(job, v, any_scale);
 }

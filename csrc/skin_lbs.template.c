@@ -1,11 +1,11 @@
 /* skin_lbs.template.c -- influence validation, LBS preparation and the LBS kernel; included by
  * skin_lbs.c once per float type (SK_T, SK_FN, SK_JOB defined). */
 
-sk_result SK_FN(sk_validate_influences)(const sk_influences *in, int64_t n_vertices,
-                                        int64_t n_joints, int64_t *bad)
+/* The exact check over vertices [v0, v1): the first problem in vertex, then slot, order. */
+static sk_result SK_FN(validate_rows)(const sk_influences *in, int64_t v0, int64_t v1,
+                                      int64_t n_joints, int64_t *bad)
 {
-    if (in->k < 1 || n_joints < 1) return SK_ERR_BAD_ARGUMENT;
-    for (int64_t v = 0; v < n_vertices; ++v) {
+    for (int64_t v = v0; v < v1; ++v) {
         const char *ip = (const char *)in->indices.data + v * in->indices.row;
         const char *wp = (const char *)in->weights.data + v * in->weights.row;
         for (int64_t k = 0; k < in->k; ++k) {
@@ -28,6 +28,57 @@ sk_result SK_FN(sk_validate_influences)(const sk_influences *in, int64_t n_verti
     return SK_OK;
 }
 
+/* Whether any of n (index, float weight) pairs is bad: one branch-free pass the compiler
+ * vectorizes.  A negative signed index becomes huge as uint64_t, so one comparison covers both
+ * ends of the range; NaN fails w >= 0. */
+#define SK_VALIDATE_ANY_BAD(NAME, ITYPE)                                                         \
+    static int SK_FN(NAME)(const ITYPE *ip, const SK_T *wp, int64_t n, uint64_t n_joints)        \
+    {                                                                                            \
+        int any = 0;                                                                             \
+        for (int64_t i = 0; i < n; ++i) {                                                        \
+            SK_T w = wp[i];                                                                      \
+            any |= !(w >= 0 && w < (SK_T)INFINITY) | ((w != 0) & ((uint64_t)ip[i] >= n_joints)); \
+        }                                                                                        \
+        return any;                                                                              \
+    }
+SK_VALIDATE_ANY_BAD(any_bad_u8, uint8_t)
+SK_VALIDATE_ANY_BAD(any_bad_u16, uint16_t)
+SK_VALIDATE_ANY_BAD(any_bad_u32, uint32_t)
+SK_VALIDATE_ANY_BAD(any_bad_i32, int32_t)
+SK_VALIDATE_ANY_BAD(any_bad_i64, int64_t)
+#undef SK_VALIDATE_ANY_BAD
+
+sk_result SK_FN(sk_validate_influences)(const sk_influences *in, int64_t n_vertices,
+                                        int64_t n_joints, int64_t *bad)
+{
+    if (in->k < 1 || n_joints < 1) return SK_ERR_BAD_ARGUMENT;
+    static const ptrdiff_t isize[] = {1, 2, 4, 4, 8};
+    const ptrdiff_t is = isize[in->index_type], k = (ptrdiff_t)in->k;
+    if (!(in->weight_type == SK_WEIGHT_FLOAT && in->weights.elem == (ptrdiff_t)sizeof(SK_T) &&
+          in->weights.row == k * (ptrdiff_t)sizeof(SK_T) && in->indices.elem == is &&
+          in->indices.row == k * is))
+        return SK_FN(validate_rows)(in, 0, n_vertices, n_joints, bad);
+    /* C-contiguous float influences (the common case, and every Influences built by skinkit):
+     * whole chunks at a time; a chunk that fails is re-read by the exact check, which finds the
+     * first problem. */
+    const int64_t chunk = 1024;
+    for (int64_t v0 = 0; v0 < n_vertices; v0 += chunk) {
+        int64_t v1 = n_vertices - v0 < chunk ? n_vertices : v0 + chunk, n = (v1 - v0) * k;
+        const char *ip = (const char *)in->indices.data + v0 * in->indices.row;
+        const SK_T *wp = (const SK_T *)((const char *)in->weights.data + v0 * in->weights.row);
+        int any;
+        switch (in->index_type) {
+        case SK_INDEX_U8: any = SK_FN(any_bad_u8)((const uint8_t *)ip, wp, n, (uint64_t)n_joints); break;
+        case SK_INDEX_U16: any = SK_FN(any_bad_u16)((const uint16_t *)ip, wp, n, (uint64_t)n_joints); break;
+        case SK_INDEX_U32: any = SK_FN(any_bad_u32)((const uint32_t *)ip, wp, n, (uint64_t)n_joints); break;
+        case SK_INDEX_I32: any = SK_FN(any_bad_i32)((const int32_t *)ip, wp, n, (uint64_t)n_joints); break;
+        default: any = SK_FN(any_bad_i64)((const int64_t *)ip, wp, n, (uint64_t)n_joints); break;
+        }
+        if (any) return SK_FN(validate_rows)(in, v0, v1, n_joints, bad);
+    }
+    return SK_OK;
+}
+
 sk_result SK_FN(sk_lbs_prepare)(SK_T *prepared, const SK_T *palette, int64_t n_joints,
                                 int64_t *bad)
 {
@@ -37,22 +88,29 @@ sk_result SK_FN(sk_lbs_prepare)(SK_T *prepared, const SK_T *palette, int64_t n_j
                 if (bad) *bad = j;
                 return SK_ERR_NOT_FINITE;
             }
+    /* column-major, columns padded to 4 (sk.h): SIMD kernels load a joint as whole registers */
     for (int64_t j = 0; j < n_joints; ++j) {
-        SK_T *p = prepared + SK_LBS_PREPARED_SIZE * j;
-        for (int i = 0; i < 12; ++i) p[i] = palette[12 * j + i];
-        SK_FN(sk_cofactor)(p + 12, palette + 12 * j);
+        const SK_T *k = palette + 12 * j;
+        SK_T *p = prepared + SK_LBS_PREPARED_SIZE * j, cof[9];
+        SK_FN(sk_cofactor)(cof, k);
+        for (int i = 0; i < SK_LBS_PREPARED_SIZE; ++i) p[i] = 0;
+        for (int c = 0; c < 4; ++c)
+            for (int r = 0; r < 3; ++r) p[4 * c + r] = k[4 * r + c];
+        for (int c = 0; c < 3; ++c)
+            for (int r = 0; r < 3; ++r) p[16 + 4 * c + r] = cof[3 * r + c];
     }
     return SK_OK;
 }
 
-/* One vertex: M = sum w_i K_i (3x4) and, for the "joint" normal rule, C = sum w_i cof(A_i). */
+/* One vertex: M = sum w_i K_i (3x4) and, for the "joint" normal rule, C = sum w_i cof(A_i), both
+ * column-major as prepared. */
 static void SK_FN(lbs_vertex)(const SK_JOB *job, int64_t v)
 {
     const sk_influences *in = &job->influences;
     const int joint_rule = job->normals.data && job->normal_rule == SK_NORMALS_JOINT;
     int64_t idx[SK_SLOTS];
     SK_T w[SK_SLOTS];
-    SK_T m[12] = {0}, c[9] = {0}, total = 0;
+    SK_T m[16] = {0}, c[12] = {0}, total = 0;
     for (int64_t k0 = 0; k0 < in->k; k0 += SK_SLOTS) {
         int64_t n = in->k - k0 < SK_SLOTS ? in->k - k0 : SK_SLOTS;
         SK_FN(sk_load_slots)(in, v, k0, n, job->n_joints, idx, w);
@@ -60,9 +118,9 @@ static void SK_FN(lbs_vertex)(const SK_JOB *job, int64_t v)
             const SK_T wi = w[i];
             const SK_T *pj = job->prepared + SK_LBS_PREPARED_SIZE * idx[i];
             total += wi;
-            for (int q = 0; q < 12; ++q) m[q] += wi * pj[q];
+            for (int q = 0; q < 16; ++q) m[q] += wi * pj[q];
             if (joint_rule)
-                for (int q = 0; q < 9; ++q) c[q] += wi * pj[12 + q];
+                for (int q = 0; q < 12; ++q) c[q] += wi * pj[16 + q];
         }
     }
     if (!(total > (SK_T)1e-6)) {
@@ -71,23 +129,54 @@ static void SK_FN(lbs_vertex)(const SK_JOB *job, int64_t v)
     }
     SK_T p[3], y[3];
     SK_FN(sk_load3)(p, &job->positions, v);
-    SK_FN(sk_mul33)(y, m, 4, p);
-    y[0] += m[3];
-    y[1] += m[7];
-    y[2] += m[11];
+    SK_FN(sk_mul33t)(y, m, 4, p);
+    y[0] += m[12];
+    y[1] += m[13];
+    y[2] += m[14];
     SK_FN(sk_store3)(&job->out_positions, v, y);
     if (job->normals.data) {
         SK_T nn[3];
-        if (!joint_rule) SK_FN(sk_cofactor)(c, m); /* "blend": cofactor of the blended 3x3 */
         SK_FN(sk_load3)(nn, &job->normals, v);
-        SK_FN(sk_mul33)(y, c, 3, nn);
+        if (joint_rule) {
+            SK_FN(sk_mul33t)(y, c, 4, nn);
+        } else { /* "blend": cofactor of the blended 3x3.  Read as row-major, m is A^T, whose
+                  * cofactor cof(A)^T, packed row-major, is cof(A) column-major. */
+            SK_T cb[9];
+            SK_FN(sk_cofactor)(cb, m);
+            SK_FN(sk_mul33t)(y, cb, 3, nn);
+        }
         SK_FN(sk_normalize3)(y);
         SK_FN(sk_store3)(&job->out_normals, v, y);
     }
-    if (job->tangents.data) SK_FN(sk_store_tangent)(job, v, m, 4);
+    if (job->tangents.data) SK_FN(sk_store_tangent)(job, v, m, 4, 1);
+}
+
+/* The SIMD kernels take any strides (packed rows fastest), no tangents, the "joint" normal
+ * rule; 0 when this call is not theirs. */
+static int SK_FN(lbs_simd)(const SK_JOB *job, int64_t begin, int64_t end)
+{
+    sk_simd path = sk_simd_current();
+    if (path == SK_SIMD_SCALAR || job->tangents.data ||
+        (job->normals.data && job->normal_rule != SK_NORMALS_JOINT))
+        return 0;
+#ifdef SK_BUILD_AVX512
+    if (path == SK_SIMD_AVX512) {
+        SK_FN(sk_lbs_avx512)(job, begin, end);
+        return 1;
+    }
+#endif
+#ifdef SK_BUILD_AVX2
+    if (path == SK_SIMD_AVX2) {
+        SK_FN(sk_lbs_avx2)(job, begin, end);
+        return 1;
+    }
+#endif
+    (void)begin, (void)end;
+    return 0;
 }
 
 void SK_FN(sk_lbs)(const SK_JOB *job, int64_t begin, int64_t end)
 {
+    if (begin >= end || SK_FN(lbs_simd)(job, begin, end)) return;
     for (int64_t v = begin; v < end; ++v) SK_FN(lbs_vertex)(job, v);
 }

@@ -10,20 +10,20 @@ void SK_FN(sk_rigid)(const SK_JOB *job, int64_t begin, int64_t end)
             SK_FN(sk_copy_vertex)(job, v);
             continue;
         }
-        const SK_T *m = job->prepared + SK_LBS_PREPARED_SIZE * j;
+        const SK_T *m = job->prepared + SK_LBS_PREPARED_SIZE * j; /* column-major, sk.h */
         SK_T p[3], y[3];
         SK_FN(sk_load3)(p, &job->positions, v);
-        SK_FN(sk_mul33)(y, m, 4, p);
-        y[0] += m[3];
-        y[1] += m[7];
-        y[2] += m[11];
+        SK_FN(sk_mul33t)(y, m, 4, p);
+        y[0] += m[12];
+        y[1] += m[13];
+        y[2] += m[14];
         SK_FN(sk_store3)(&job->out_positions, v, y);
         if (job->normals.data) {
             SK_FN(sk_load3)(p, &job->normals, v);
-            SK_FN(sk_mul33)(y, m + 12, 3, p);
+            SK_FN(sk_mul33t)(y, m + 16, 4, p);
             SK_FN(sk_normalize3)(y);
             SK_FN(sk_store3)(&job->out_normals, v, y);
         }
-        if (job->tangents.data) SK_FN(sk_store_tangent)(job, v, m, 4);
+        if (job->tangents.data) SK_FN(sk_store_tangent)(job, v, m, 4, 1);
     }
 }

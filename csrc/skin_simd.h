@@ -1,0 +1,30 @@
+/* skin_simd.h -- internal to the core: the SIMD kernels of skin_avx2.c / skin_avx512.c and the
+ * layouts they take.  The public kernels (sk_lbs_f32, ...) call them when the CPU, the build and
+ * the job's layout allow it, and fall back to the portable scalar code otherwise. */
+#ifndef SK_SKIN_SIMD_H
+#define SK_SKIN_SIMD_H
+
+#include "sk.h"
+
+/* A (V, 3) stream the SIMD kernels read and write as whole registers: rows of three packed
+ * elements, one after the other (C order).  Absent streams are fine. */
+static inline int sk_simd_packed3(const sk_stream *s, ptrdiff_t size)
+{
+    return !s->data || (s->elem == size && s->row == 3 * size);
+}
+
+/* Vertices [begin, end) of an LBS or rigid-palette DQS job whose layout sk_simd_lbs_ok_* /
+ * sk_simd_dqs_ok_* accepted; `prepared` from the matching prepare call. */
+void sk_lbs_avx2_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
+void sk_lbs_avx2_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end);
+void sk_lbs_avx512_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
+void sk_lbs_avx512_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end);
+void sk_dqs_avx2_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
+void sk_dqs_avx512_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
+
+/* Outputs of at least this many vertices per call use non-temporal stores where aligned: they
+ * will not be read again before they leave the caches, and skipping the write-allocate read
+ * saves a third of the traffic.  Smaller outputs stay in cache for whoever reads them next. */
+#define SK_SIMD_STREAM_MIN 65536
+
+#endif

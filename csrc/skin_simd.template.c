@@ -1,0 +1,838 @@
+/* skin_simd.template.c -- the SIMD skinning kernels, included by skin_avx2.c (compiled for
+ * AVX2 + FMA) and skin_avx512.c (compiled for AVX-512 F/DQ/BW/VL); SK_ISA(name) names the
+ * variant.  Only the float32 LBS differs between the two (one vertex's 3x4 matrix per zmm
+ * register versus per ymm pair); the float64 LBS and the float32 DQS are the same source,
+ * compiled twice.
+ *
+ * The design (see also ../benchmarks/README.md):
+ *   - Per vertex, the K joint matrices are blended as whole registers: each joint's prepared
+ *     data is column-major with columns padded to 4 (sk.h), so a weight broadcast and one FMA per
+ *     register accumulate the blended matrix.  No gathers: they are slow on the CPUs this is
+ *     tuned for, and a vertex needs only K joints.
+ *   - The blended matrix meets the vertex as [c0 px | c1 py | c2 pz | c3 1] (one 128-bit block
+ *     per column), and the four blocks are summed as (c0 px + c2 pz) + (c1 py + c3) for every
+ *     vertex, whatever its place in a block: results never depend on how a range is split.
+ *   - Vertices go in blocks of the register width; a partial block (at the start, to align the
+ *     output for non-temporal stores, or at the end) is copied to a zero-padded stack block and
+ *     computed by the very same code, so a vertex's bits do not depend on where a thread's range
+ *     starts or ends.  No masked loads on the streaming inputs.
+ *   - A vertex whose weights sum to <= 1e-6 (DQS: or whose blended rotation is 0) is copied, as
+ *     in the scalar kernels.
+ *   - Normals: normalize(v) = v * (1 / sqrt(|v|^2)), computed for a whole block at once; a zero
+ *     vector stays zero.
+ */
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "skin_simd.h"
+
+#define SK_ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/* ------------------------------------------------------------------------------------------
+ * Influence slots.  The index type is a compile-time constant in each instantiation (the
+ * kernels switch on it once per call); the weight type is a predictable branch.
+ * ---------------------------------------------------------------------------------------- */
+
+SK_ALWAYS_INLINE int64_t simd_index(const char *p, sk_index_type t)
+{
+    switch (t) {
+    case SK_INDEX_U8: return *(const uint8_t *)p;
+    case SK_INDEX_U16: return *(const uint16_t *)p;
+    case SK_INDEX_U32: return *(const uint32_t *)p;
+    case SK_INDEX_I32: return *(const int32_t *)p;
+    default: return *(const int64_t *)p;
+    }
+}
+
+/* The same conversions as the scalar kernels (w / 255 in the kernel's type). */
+SK_ALWAYS_INLINE float simd_weight_f32(const char *p, sk_weight_type t)
+{
+    switch (t) {
+    case SK_WEIGHT_UNORM8: return (float)(*(const uint8_t *)p) / 255.0f;
+    case SK_WEIGHT_UNORM16: return (float)(*(const uint16_t *)p) / 65535.0f;
+    default: return *(const float *)p;
+    }
+}
+
+SK_ALWAYS_INLINE double simd_weight_f64(const char *p, sk_weight_type t)
+{
+    switch (t) {
+    case SK_WEIGHT_UNORM8: return (double)(*(const uint8_t *)p) / 255.0;
+    case SK_WEIGHT_UNORM16: return (double)(*(const uint16_t *)p) / 65535.0;
+    default: return *(const double *)p;
+    }
+}
+
+/* Slot k of a vertex: its weight, and its joint, or joint 0 for a zero weight (whose index is
+ * never meaningful) and for an index that escaped validation (never read out of bounds). */
+#define SIMD_SLOT(FLOAT_READ, in, ip, wp, k, it, J, w, j)                                        \
+    do {                                                                                         \
+        (w) = FLOAT_READ((wp) + (k) * (in)->weights.elem, (in)->weight_type);                   \
+        (j) = simd_index((ip) + (k) * (in)->indices.elem, (it));                               \
+        if ((w) == 0 || (uint64_t)(j) >= (uint64_t)(J)) (j) = 0;                                \
+    } while (0)
+
+/* Dispatch once per call on the index type, so each instantiation reads its type directly. */
+#define SIMD_BY_INDEX_TYPE(fn, job, begin, end)                                                  \
+    switch ((job)->influences.index_type) {                                                      \
+    case SK_INDEX_U8: fn(job, begin, end, SK_INDEX_U8); break;                                   \
+    case SK_INDEX_U16: fn(job, begin, end, SK_INDEX_U16); break;                                 \
+    case SK_INDEX_U32: fn(job, begin, end, SK_INDEX_U32); break;                                 \
+    case SK_INDEX_I32: fn(job, begin, end, SK_INDEX_I32); break;                                 \
+    default: fn(job, begin, end, SK_INDEX_I64); break;                                           \
+    }
+
+/* Vertices [v0, v0 + n) of a (V, 3) stream of any strides into a zero-padded packed block of
+ * `cap` vertices, and back.  Partial blocks and strided layouts (interleaved vertex buffers,
+ * Fortran order, reversed views) go through these, then through the same block code as packed
+ * data: every layout gives the same bits. */
+SK_ALWAYS_INLINE void gather3_f32(float *dst, int cap, const sk_stream *s, int64_t v0, int64_t n)
+{
+    memset(dst, 0, sizeof(float) * 3 * (size_t)cap);
+    for (int64_t i = 0; s->data && i < n; ++i) {
+        const char *p = (const char *)s->data + (v0 + i) * s->row;
+        dst[3 * i] = *(const float *)p;
+        dst[3 * i + 1] = *(const float *)(p + s->elem);
+        dst[3 * i + 2] = *(const float *)(p + 2 * s->elem);
+    }
+}
+
+SK_ALWAYS_INLINE void scatter3_f32(const sk_stream *s, int64_t v0, int64_t n, const float *src)
+{
+    for (int64_t i = 0; s->data && i < n; ++i) {
+        char *p = (char *)s->data + (v0 + i) * s->row;
+        *(float *)p = src[3 * i];
+        *(float *)(p + s->elem) = src[3 * i + 1];
+        *(float *)(p + 2 * s->elem) = src[3 * i + 2];
+    }
+}
+
+SK_ALWAYS_INLINE void gather3_f64(double *dst, int cap, const sk_stream *s, int64_t v0, int64_t n)
+{
+    memset(dst, 0, sizeof(double) * 3 * (size_t)cap);
+    for (int64_t i = 0; s->data && i < n; ++i) {
+        const char *p = (const char *)s->data + (v0 + i) * s->row;
+        dst[3 * i] = *(const double *)p;
+        dst[3 * i + 1] = *(const double *)(p + s->elem);
+        dst[3 * i + 2] = *(const double *)(p + 2 * s->elem);
+    }
+}
+
+SK_ALWAYS_INLINE void scatter3_f64(const sk_stream *s, int64_t v0, int64_t n, const double *src)
+{
+    for (int64_t i = 0; s->data && i < n; ++i) {
+        char *p = (char *)s->data + (v0 + i) * s->row;
+        *(double *)p = src[3 * i];
+        *(double *)(p + s->elem) = src[3 * i + 1];
+        *(double *)(p + 2 * s->elem) = src[3 * i + 2];
+    }
+}
+
+/* All four streams packed: blocks read and write the arrays directly. */
+SK_ALWAYS_INLINE int packed_job(const sk_stream *p, const sk_stream *op, const sk_stream *n,
+                                const sk_stream *on, ptrdiff_t size)
+{
+    return sk_simd_packed3(p, size) && sk_simd_packed3(op, size) && sk_simd_packed3(n, size) &&
+           sk_simd_packed3(on, size);
+}
+
+/* ==========================================================================================
+ * float32 LBS, AVX-512: 16 vertices per block, one vertex's blended 3x4 per zmm register.
+ * ======================================================================================== */
+#ifdef __AVX512F__
+
+typedef struct {
+    __m512i pick[16];  /* vertex i: [px px px px py .. pz .. 1 1 1 1] from two input registers */
+    __m512i pack[3];   /* output register r from the group sums r and r + 1 */
+    __m512i spread[3]; /* output register r lane -> the lane of its vertex among 16 norms */
+} lbs16_tables;
+
+static void lbs16_make_tables(lbs16_tables *tb)
+{
+    int32_t a[16];
+    const float one = 1.0f;
+    int32_t one_bits;
+    memcpy(&one_bits, &one, sizeof one_bits);
+    for (int i = 0; i < 16; ++i) {
+        /* vertex i's three floats are at 3i..3i+2 of the block's 48: in registers (0, 1) for
+         * i <= 5, in (1, 2) after; permutex2var indexes the pair as 32 lanes. */
+        int base = i <= 5 ? 0 : 16;
+        for (int l = 0; l < 12; ++l) a[l] = 3 * i + l / 4 - base;
+        for (int l = 12; l < 16; ++l) a[l] = one_bits; /* masked off: the lane keeps these bits */
+        tb->pick[i] = _mm512_loadu_si512(a);
+    }
+    for (int r = 0; r < 3; ++r) {
+        for (int f = 0; f < 16; ++f) {
+            int v = (16 * r + f) / 3, comp = (16 * r + f) % 3;
+            a[f] = (v / 4 - r) * 16 + 4 * (v % 4) + comp;
+        }
+        tb->pack[r] = _mm512_loadu_si512(a);
+        for (int f = 0; f < 16; ++f) {
+            int v = (16 * r + f) / 3;
+            a[f] = 4 * (v % 4) + v / 4;
+        }
+        tb->spread[r] = _mm512_loadu_si512(a);
+    }
+}
+
+/* m = sum_k w_k K[j_k] and c = sum_k w_k cof[j_k] (column-major, padded); returns sum_k w_k. */
+SK_ALWAYS_INLINE float lbs16_blend(__m512 *m, __m512 *c, const sk_skin_job_f32 *job, int64_t v,
+                                   sk_index_type it, int normals)
+{
+    const sk_influences *in = &job->influences;
+    const char *ip = (const char *)in->indices.data + v * in->indices.row;
+    const char *wp = (const char *)in->weights.data + v * in->weights.row;
+    __m512 am = _mm512_setzero_ps(), ac = _mm512_setzero_ps();
+    float total = 0;
+    for (int64_t k = 0; k < in->k; ++k) {
+        float w;
+        int64_t j;
+        SIMD_SLOT(simd_weight_f32, in, ip, wp, k, it, job->n_joints, w, j);
+        const float *pj = job->prepared + SK_LBS_PREPARED_SIZE * j;
+        const __m512 wv = _mm512_set1_ps(w);
+        total += w;
+        am = _mm512_fmadd_ps(wv, _mm512_loadu_ps(pj), am);
+        if (normals) ac = _mm512_fmadd_ps(wv, _mm512_loadu_ps(pj + 16), ac);
+    }
+    *m = am;
+    *c = ac;
+    return total;
+}
+
+/* Four vertices' products [A | B | C | D] -> [y0 | y1 | y2 | y3], y = (A + C) + (B + D). */
+SK_ALWAYS_INLINE __m512 lbs16_sum_blocks(const __m512 q[4])
+{
+    __m512 u01 = _mm512_add_ps(_mm512_shuffle_f32x4(q[0], q[1], _MM_SHUFFLE(1, 0, 1, 0)),
+                               _mm512_shuffle_f32x4(q[0], q[1], _MM_SHUFFLE(3, 2, 3, 2)));
+    __m512 u23 = _mm512_add_ps(_mm512_shuffle_f32x4(q[2], q[3], _MM_SHUFFLE(1, 0, 1, 0)),
+                               _mm512_shuffle_f32x4(q[2], q[3], _MM_SHUFFLE(3, 2, 3, 2)));
+    return _mm512_add_ps(_mm512_shuffle_f32x4(u01, u23, _MM_SHUFFLE(2, 0, 2, 0)),
+                         _mm512_shuffle_f32x4(u01, u23, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+/* 1 / |n| for the 16 vertices of four group sums (lane 4 b + g: vertex 4 g + b); 1 where
+ * |n| = 0 so that a zero vector stays zero.  |n|^2 = (x^2 + z^2) + (y^2 + 0) for every vertex. */
+SK_ALWAYS_INLINE __m512 lbs16_inv_norms(const __m512 y[4])
+{
+    __m512 s0 = _mm512_mul_ps(y[0], y[0]), s1 = _mm512_mul_ps(y[1], y[1]);
+    __m512 s2 = _mm512_mul_ps(y[2], y[2]), s3 = _mm512_mul_ps(y[3], y[3]);
+    __m512 t0 = _mm512_add_ps(_mm512_unpacklo_ps(s0, s1), _mm512_unpackhi_ps(s0, s1));
+    __m512 t1 = _mm512_add_ps(_mm512_unpacklo_ps(s2, s3), _mm512_unpackhi_ps(s2, s3));
+    __m512 n2 = _mm512_add_ps(_mm512_shuffle_ps(t0, t1, 0x44), _mm512_shuffle_ps(t0, t1, 0xEE));
+    const __m512 one = _mm512_set1_ps(1.0f);
+    __mmask16 pos = _mm512_cmp_ps_mask(n2, _mm512_setzero_ps(), _CMP_GT_OQ);
+    return _mm512_mask_div_ps(one, pos, one, _mm512_sqrt_ps(n2));
+}
+
+SK_ALWAYS_INLINE void store48(float *p, const __m512 r[3], int stream)
+{
+    if (stream) {
+        _mm512_stream_ps(p, r[0]);
+        _mm512_stream_ps(p + 16, r[1]);
+        _mm512_stream_ps(p + 32, r[2]);
+    } else {
+        _mm512_storeu_ps(p, r[0]);
+        _mm512_storeu_ps(p + 16, r[1]);
+        _mm512_storeu_ps(p + 32, r[2]);
+    }
+}
+
+/* Vertices v0 .. v0 + n - 1 (n <= 16; the rest of the block is padding): inputs pin / nin and
+ * outputs pout / nout hold 48 floats each (nin, nout NULL without normals).  All inputs are read
+ * before any output is written, so out = positions works. */
+SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables *tb, int64_t v0,
+                                  int n, const float *pin, const float *nin, float *pout,
+                                  float *nout, int stream_p, int stream_n, sk_index_type it)
+{
+    const int normals = nin != NULL;
+    __m512 p[3], nv[3] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+    for (int r = 0; r < 3; ++r) p[r] = _mm512_loadu_ps(pin + 16 * r);
+    if (normals)
+        for (int r = 0; r < 3; ++r) nv[r] = _mm512_loadu_ps(nin + 16 * r);
+    __m512 yp[4], yn[4];
+    uint64_t copy = 0; /* three bits per vertex: its lanes in the packed output */
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g) {
+        __m512 qp[4], qn[4];
+#pragma GCC unroll 4
+        for (int b = 0; b < 4; ++b) {
+            const int i = 4 * g + b;
+            __m512 m = _mm512_setzero_ps(), c = _mm512_setzero_ps();
+            float total = 0;
+            if (i < n) total = lbs16_blend(&m, &c, job, v0 + i, it, normals);
+            if (!(total > 1e-6f)) copy |= (uint64_t)7 << (3 * i);
+            const __m512 lo = i <= 5 ? p[0] : p[1], hi = i <= 5 ? p[1] : p[2];
+            qp[b] = _mm512_mul_ps(m, _mm512_mask2_permutex2var_ps(lo, tb->pick[i], 0x0FFF, hi));
+            if (normals) {
+                const __m512 nlo = i <= 5 ? nv[0] : nv[1], nhi = i <= 5 ? nv[1] : nv[2];
+                qn[b] = _mm512_mul_ps(c, _mm512_mask2_permutex2var_ps(nlo, tb->pick[i], 0x0FFF, nhi));
+            }
+        }
+        yp[g] = lbs16_sum_blocks(qp);
+        if (normals) yn[g] = lbs16_sum_blocks(qn);
+    }
+    __m512 out[3];
+    for (int r = 0; r < 3; ++r) {
+        out[r] = _mm512_permutex2var_ps(yp[r], tb->pack[r], yp[r + 1]);
+        if (copy) out[r] = _mm512_mask_blend_ps((__mmask16)(copy >> (16 * r)), out[r], p[r]);
+    }
+    if (normals) {
+        const __m512 inv = lbs16_inv_norms(yn);
+        __m512 on[3];
+        for (int r = 0; r < 3; ++r) {
+            on[r] = _mm512_mul_ps(_mm512_permutex2var_ps(yn[r], tb->pack[r], yn[r + 1]),
+                                  _mm512_permutexvar_ps(tb->spread[r], inv));
+            if (copy) on[r] = _mm512_mask_blend_ps((__mmask16)(copy >> (16 * r)), on[r], nv[r]);
+        }
+        store48(nout, on, stream_n);
+    }
+    store48(pout, out, stream_p);
+}
+
+/* A partial or strided block of n <= 16 vertices through stack copies. */
+SK_ALWAYS_INLINE void lbs16_part(const sk_skin_job_f32 *job, const lbs16_tables *tb, int64_t v0,
+                                 int64_t n, sk_index_type it)
+{
+    float pin[48], nin[48], pout[48], nout[48];
+    const int normals = job->normals.data != NULL;
+    gather3_f32(pin, 16, &job->positions, v0, n);
+    if (normals) gather3_f32(nin, 16, &job->normals, v0, n);
+    lbs16_block(job, tb, v0, (int)n, pin, normals ? nin : NULL, pout, normals ? nout : NULL, 0, 0,
+                it);
+    scatter3_f32(&job->out_positions, v0, n, pout);
+    if (normals) scatter3_f32(&job->out_normals, v0, n, nout);
+}
+
+SK_ALWAYS_INLINE void lbs16_range(const sk_skin_job_f32 *job, int64_t begin, int64_t end,
+                                  sk_index_type it)
+{
+    lbs16_tables tb;
+    lbs16_make_tables(&tb);
+    if (!packed_job(&job->positions, &job->out_positions, &job->normals, &job->out_normals, 4)) {
+        for (int64_t v = begin; v < end; v += 16) lbs16_part(job, &tb, v, end - v < 16 ? end - v : 16, it);
+        return;
+    }
+    const int normals = job->normals.data != NULL;
+    const float *pin = (const float *)job->positions.data;
+    const float *nin = (const float *)job->normals.data;
+    float *pout = (float *)job->out_positions.data;
+    float *nout = (float *)job->out_normals.data;
+    int stream = end - begin >= SK_SIMD_STREAM_MIN;
+    int64_t v = begin, head = 0;
+    if (stream) { /* a partial head block until the positions output is 64-byte aligned */
+        while (head < 16 && ((uintptr_t)(pout + 3 * (v + head)) & 63) != 0) ++head;
+        if (head == 16) head = stream = 0;
+    }
+    if (head > end - v) head = end - v;
+    if (head > 0) {
+        lbs16_part(job, &tb, v, head, it);
+        v += head;
+    }
+    for (; v + 16 <= end; v += 16) {
+        int sn = stream && normals && ((uintptr_t)(nout + 3 * v) & 63) == 0;
+        lbs16_block(job, &tb, v, 16, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
+                    normals ? nout + 3 * v : NULL, stream, sn, it);
+    }
+    if (v < end) lbs16_part(job, &tb, v, end - v, it);
+    if (stream) _mm_sfence(); /* non-temporal stores visible before the threads join */
+}
+
+void SK_ISA(sk_lbs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end)
+{
+    SIMD_BY_INDEX_TYPE(lbs16_range, job, begin, end)
+}
+
+#else /* AVX2: 8 vertices per block, one vertex's blended 3x4 per ymm pair */
+
+/* m[0] = columns 0, 1 and m[1] = columns 2, 3 of sum_k w_k K[j_k]; c likewise for cofactors. */
+SK_ALWAYS_INLINE float lbs8_blend(__m256 m[2], __m256 c[2], const sk_skin_job_f32 *job, int64_t v,
+                                  sk_index_type it, int normals)
+{
+    const sk_influences *in = &job->influences;
+    const char *ip = (const char *)in->indices.data + v * in->indices.row;
+    const char *wp = (const char *)in->weights.data + v * in->weights.row;
+    __m256 m0 = _mm256_setzero_ps(), m1 = m0, c0 = m0, c1 = m0;
+    float total = 0;
+    for (int64_t k = 0; k < in->k; ++k) {
+        float w;
+        int64_t j;
+        SIMD_SLOT(simd_weight_f32, in, ip, wp, k, it, job->n_joints, w, j);
+        const float *pj = job->prepared + SK_LBS_PREPARED_SIZE * j;
+        const __m256 wv = _mm256_set1_ps(w);
+        total += w;
+        m0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(pj), m0);
+        m1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(pj + 8), m1);
+        if (normals) {
+            c0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(pj + 16), c0);
+            c1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(pj + 24), c1);
+        }
+    }
+    m[0] = m0;
+    m[1] = m1;
+    c[0] = c0;
+    c[1] = c1;
+    return total;
+}
+
+/* [x x x x y y y y], [z z z z 1 1 1 1] of the vertex at p. */
+SK_ALWAYS_INLINE __m256 lbs8_xy(const float *p)
+{
+    return _mm256_blend_ps(_mm256_broadcast_ss(p), _mm256_broadcast_ss(p + 1), 0xF0);
+}
+SK_ALWAYS_INLINE __m256 lbs8_z1(const float *p)
+{
+    return _mm256_blend_ps(_mm256_broadcast_ss(p + 2), _mm256_set1_ps(1.0f), 0xF0);
+}
+
+/* Store the three floats of x's low half at p. */
+SK_ALWAYS_INLINE void store3_ps(float *p, __m128 x)
+{
+    _mm_storel_pi((__m64 *)p, x);
+    _mm_store_ss(p + 2, _mm_movehl_ps(x, x));
+}
+
+/* Vertex pairs (2 h, 2 h + 1) as [y_2h | y_2h+1] -> packed rows at out; 4 floats are written per
+ * vertex, in order, so each overwrites only the next vertex's x; the last writes exactly 3. */
+SK_ALWAYS_INLINE void lbs8_store(float *out, const __m256 y[4])
+{
+    for (int h = 0; h < 4; ++h) {
+        _mm_storeu_ps(out + 6 * h, _mm256_castps256_ps128(y[h]));
+        if (h < 3)
+            _mm_storeu_ps(out + 6 * h + 3, _mm256_extractf128_ps(y[h], 1));
+        else
+            store3_ps(out + 6 * h + 3, _mm256_extractf128_ps(y[h], 1));
+    }
+}
+
+/* As lbs16_block, for n <= 8 vertices of 24 floats (the outputs may hold one float more). */
+SK_ALWAYS_INLINE void lbs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, const float *pin,
+                                 const float *nin, float *pout, float *nout, sk_index_type it)
+{
+    const int normals = nin != NULL;
+    __m256 yp[4], yn[4];
+    unsigned copy = 0;
+#pragma GCC unroll 4
+    for (int h = 0; h < 4; ++h) {
+        __m256 qp[2], qn[2];
+#pragma GCC unroll 2
+        for (int e = 0; e < 2; ++e) {
+            const int i = 2 * h + e;
+            __m256 m[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()}, c[2] = {m[0], m[0]};
+            float total = 0;
+            if (i < n) total = lbs8_blend(m, c, job, v0 + i, it, normals);
+            if (!(total > 1e-6f)) copy |= 1u << i;
+            qp[e] = _mm256_fmadd_ps(m[1], lbs8_z1(pin + 3 * i), _mm256_mul_ps(m[0], lbs8_xy(pin + 3 * i)));
+            if (normals)
+                qn[e] = _mm256_fmadd_ps(c[1], lbs8_z1(nin + 3 * i), _mm256_mul_ps(c[0], lbs8_xy(nin + 3 * i)));
+        }
+        /* [A+C | B+D] of two vertices -> [y_a | y_b] */
+        yp[h] = _mm256_add_ps(_mm256_permute2f128_ps(qp[0], qp[1], 0x20),
+                              _mm256_permute2f128_ps(qp[0], qp[1], 0x31));
+        if (normals)
+            yn[h] = _mm256_add_ps(_mm256_permute2f128_ps(qn[0], qn[1], 0x20),
+                                  _mm256_permute2f128_ps(qn[0], qn[1], 0x31));
+    }
+    if (normals) {
+        /* |n|^2 of the 8 vertices, lane 4 e + h for vertex 2 h + e: (x^2 + z^2) + (y^2 + 0) */
+        __m256 s[4];
+        for (int h = 0; h < 4; ++h) s[h] = _mm256_mul_ps(yn[h], yn[h]);
+        __m256 t0 = _mm256_add_ps(_mm256_unpacklo_ps(s[0], s[1]), _mm256_unpackhi_ps(s[0], s[1]));
+        __m256 t1 = _mm256_add_ps(_mm256_unpacklo_ps(s[2], s[3]), _mm256_unpackhi_ps(s[2], s[3]));
+        __m256 n2 = _mm256_add_ps(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE));
+        const __m256 one = _mm256_set1_ps(1.0f);
+        __m256 inv = _mm256_blendv_ps(one, _mm256_div_ps(one, _mm256_sqrt_ps(n2)),
+                                      _mm256_cmp_ps(n2, _mm256_setzero_ps(), _CMP_GT_OQ));
+        for (int h = 0; h < 4; ++h) {
+            __m256i sel = _mm256_setr_epi32(h, h, h, h, 4 + h, 4 + h, 4 + h, 4 + h);
+            yn[h] = _mm256_mul_ps(yn[h], _mm256_permutevar8x32_ps(inv, sel));
+        }
+    }
+    /* Copied vertices (rare): keep their inputs before any store, since out may be positions. */
+    float keep[8][6];
+    if (copy)
+        for (int i = 0; i < n; ++i)
+            if (copy >> i & 1) {
+                memcpy(keep[i], pin + 3 * i, 3 * sizeof(float));
+                if (normals) memcpy(keep[i] + 3, nin + 3 * i, 3 * sizeof(float));
+            }
+    lbs8_store(pout, yp);
+    if (normals) lbs8_store(nout, yn);
+    if (copy)
+        for (int i = 0; i < n; ++i)
+            if (copy >> i & 1) {
+                memcpy(pout + 3 * i, keep[i], 3 * sizeof(float));
+                if (normals) memcpy(nout + 3 * i, keep[i] + 3, 3 * sizeof(float));
+            }
+}
+
+/* A partial or strided block of n <= 8 vertices through stack copies. */
+SK_ALWAYS_INLINE void lbs8_part(const sk_skin_job_f32 *job, int64_t v0, int64_t n, sk_index_type it)
+{
+    const int normals = job->normals.data != NULL;
+    float bp[24], bn[24], op[25], on[25];
+    gather3_f32(bp, 8, &job->positions, v0, n);
+    if (normals) gather3_f32(bn, 8, &job->normals, v0, n);
+    lbs8_block(job, v0, (int)n, bp, normals ? bn : NULL, op, normals ? on : NULL, it);
+    scatter3_f32(&job->out_positions, v0, n, op);
+    if (normals) scatter3_f32(&job->out_normals, v0, n, on);
+}
+
+SK_ALWAYS_INLINE void lbs8_range(const sk_skin_job_f32 *job, int64_t begin, int64_t end,
+                                 sk_index_type it)
+{
+    const int normals = job->normals.data != NULL;
+    int64_t v = begin;
+    if (packed_job(&job->positions, &job->out_positions, &job->normals, &job->out_normals, 4)) {
+        const float *pin = (const float *)job->positions.data;
+        const float *nin = (const float *)job->normals.data;
+        float *pout = (float *)job->out_positions.data;
+        float *nout = (float *)job->out_normals.data;
+        for (; v + 8 <= end; v += 8)
+            lbs8_block(job, v, 8, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
+                       normals ? nout + 3 * v : NULL, it);
+    }
+    for (; v < end; v += 8) lbs8_part(job, v, end - v < 8 ? end - v : 8, it);
+}
+
+void SK_ISA(sk_lbs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end)
+{
+    SIMD_BY_INDEX_TYPE(lbs8_range, job, begin, end)
+}
+
+#endif /* __AVX512F__ */
+
+/* ==========================================================================================
+ * float64 LBS, both ISAs: 4 vertices per block, one column of the blended 3x4 per ymm register.
+ * ======================================================================================== */
+
+SK_ALWAYS_INLINE double lbs4d_blend(__m256d m[4], __m256d c[3], const sk_skin_job_f64 *job,
+                                    int64_t v, sk_index_type it, int normals)
+{
+    const sk_influences *in = &job->influences;
+    const char *ip = (const char *)in->indices.data + v * in->indices.row;
+    const char *wp = (const char *)in->weights.data + v * in->weights.row;
+    __m256d m0 = _mm256_setzero_pd(), m1 = m0, m2 = m0, m3 = m0, c0 = m0, c1 = m0, c2 = m0;
+    double total = 0;
+    for (int64_t k = 0; k < in->k; ++k) {
+        double w;
+        int64_t j;
+        SIMD_SLOT(simd_weight_f64, in, ip, wp, k, it, job->n_joints, w, j);
+        const double *pj = job->prepared + SK_LBS_PREPARED_SIZE * j;
+        const __m256d wv = _mm256_set1_pd(w);
+        total += w;
+        m0 = _mm256_fmadd_pd(wv, _mm256_loadu_pd(pj), m0);
+        m1 = _mm256_fmadd_pd(wv, _mm256_loadu_pd(pj + 4), m1);
+        m2 = _mm256_fmadd_pd(wv, _mm256_loadu_pd(pj + 8), m2);
+        m3 = _mm256_fmadd_pd(wv, _mm256_loadu_pd(pj + 12), m3);
+        if (normals) {
+            c0 = _mm256_fmadd_pd(wv, _mm256_loadu_pd(pj + 16), c0);
+            c1 = _mm256_fmadd_pd(wv, _mm256_loadu_pd(pj + 20), c1);
+            c2 = _mm256_fmadd_pd(wv, _mm256_loadu_pd(pj + 24), c2);
+        }
+    }
+    m[0] = m0, m[1] = m1, m[2] = m2, m[3] = m3;
+    c[0] = c0, c[1] = c1, c[2] = c2;
+    return total;
+}
+
+/* Rows of 4 doubles, in order (each overwrites the next row's x), the last exactly 3. */
+SK_ALWAYS_INLINE void lbs4d_store(double *out, const __m256d y[4])
+{
+    for (int i = 0; i < 3; ++i) _mm256_storeu_pd(out + 3 * i, y[i]);
+    _mm_storeu_pd(out + 9, _mm256_castpd256_pd128(y[3]));
+    _mm_store_sd(out + 11, _mm256_extractf128_pd(y[3], 1));
+}
+
+SK_ALWAYS_INLINE void lbs4d_block(const sk_skin_job_f64 *job, int64_t v0, int n, const double *pin,
+                                  const double *nin, double *pout, double *nout, sk_index_type it)
+{
+    const int normals = nin != NULL;
+    __m256d yp[4], yn[4];
+    unsigned copy = 0;
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+        __m256d m[4], c[3];
+        double total = 0;
+        for (int q = 0; q < 4; ++q) m[q] = _mm256_setzero_pd();
+        for (int q = 0; q < 3; ++q) c[q] = _mm256_setzero_pd();
+        if (i < n) total = lbs4d_blend(m, c, job, v0 + i, it, normals);
+        if (!(total > 1e-6)) copy |= 1u << i;
+        const double *p = pin + 3 * i;
+        /* (c0 px + c2 pz) + (c1 py + c3), as the float kernels sum their blocks */
+        yp[i] = _mm256_add_pd(
+            _mm256_fmadd_pd(m[2], _mm256_broadcast_sd(p + 2), _mm256_mul_pd(m[0], _mm256_broadcast_sd(p))),
+            _mm256_fmadd_pd(m[1], _mm256_broadcast_sd(p + 1), m[3]));
+        if (normals) {
+            const double *q = nin + 3 * i;
+            yn[i] = _mm256_add_pd(
+                _mm256_fmadd_pd(c[2], _mm256_broadcast_sd(q + 2), _mm256_mul_pd(c[0], _mm256_broadcast_sd(q))),
+                _mm256_mul_pd(c[1], _mm256_broadcast_sd(q + 1)));
+        }
+    }
+    if (normals) {
+        __m256d s[4];
+        for (int i = 0; i < 4; ++i) s[i] = _mm256_mul_pd(yn[i], yn[i]);
+        /* [(x^2 + y^2) + (z^2 + 0)] of the four vertices */
+        __m256d t0 = _mm256_hadd_pd(s[0], s[1]), t1 = _mm256_hadd_pd(s[2], s[3]);
+        __m256d n2 = _mm256_add_pd(_mm256_permute2f128_pd(t0, t1, 0x20),
+                                   _mm256_permute2f128_pd(t0, t1, 0x31));
+        const __m256d one = _mm256_set1_pd(1.0);
+        __m256d inv = _mm256_blendv_pd(one, _mm256_div_pd(one, _mm256_sqrt_pd(n2)),
+                                       _mm256_cmp_pd(n2, _mm256_setzero_pd(), _CMP_GT_OQ));
+        yn[0] = _mm256_mul_pd(yn[0], _mm256_permute4x64_pd(inv, 0x00));
+        yn[1] = _mm256_mul_pd(yn[1], _mm256_permute4x64_pd(inv, 0x55));
+        yn[2] = _mm256_mul_pd(yn[2], _mm256_permute4x64_pd(inv, 0xAA));
+        yn[3] = _mm256_mul_pd(yn[3], _mm256_permute4x64_pd(inv, 0xFF));
+    }
+    double keep[4][6];
+    if (copy)
+        for (int i = 0; i < n; ++i)
+            if (copy >> i & 1) {
+                memcpy(keep[i], pin + 3 * i, 3 * sizeof(double));
+                if (normals) memcpy(keep[i] + 3, nin + 3 * i, 3 * sizeof(double));
+            }
+    lbs4d_store(pout, yp);
+    if (normals) lbs4d_store(nout, yn);
+    if (copy)
+        for (int i = 0; i < n; ++i)
+            if (copy >> i & 1) {
+                memcpy(pout + 3 * i, keep[i], 3 * sizeof(double));
+                if (normals) memcpy(nout + 3 * i, keep[i] + 3, 3 * sizeof(double));
+            }
+}
+
+SK_ALWAYS_INLINE void lbs4d_part(const sk_skin_job_f64 *job, int64_t v0, int64_t n, sk_index_type it)
+{
+    const int normals = job->normals.data != NULL;
+    double bp[12], bn[12], op[12], on[12];
+    gather3_f64(bp, 4, &job->positions, v0, n);
+    if (normals) gather3_f64(bn, 4, &job->normals, v0, n);
+    lbs4d_block(job, v0, (int)n, bp, normals ? bn : NULL, op, normals ? on : NULL, it);
+    scatter3_f64(&job->out_positions, v0, n, op);
+    if (normals) scatter3_f64(&job->out_normals, v0, n, on);
+}
+
+SK_ALWAYS_INLINE void lbs4d_range(const sk_skin_job_f64 *job, int64_t begin, int64_t end,
+                                  sk_index_type it)
+{
+    const int normals = job->normals.data != NULL;
+    int64_t v = begin;
+    if (packed_job(&job->positions, &job->out_positions, &job->normals, &job->out_normals, 8)) {
+        const double *pin = (const double *)job->positions.data;
+        const double *nin = (const double *)job->normals.data;
+        double *pout = (double *)job->out_positions.data;
+        double *nout = (double *)job->out_normals.data;
+        for (; v + 4 <= end; v += 4)
+            lbs4d_block(job, v, 4, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
+                        normals ? nout + 3 * v : NULL, it);
+    }
+    for (; v < end; v += 4) lbs4d_part(job, v, end - v < 4 ? end - v : 4, it);
+}
+
+void SK_ISA(sk_lbs, _f64)(const sk_skin_job_f64 *job, int64_t begin, int64_t end)
+{
+    SIMD_BY_INDEX_TYPE(lbs4d_range, job, begin, end)
+}
+
+/* ==========================================================================================
+ * float32 DQS of a rigid palette, both ISAs: blend each vertex's dual quaternion as one ymm
+ * register, then finish 8 vertices at a time across lanes (transposed).
+ * ======================================================================================== */
+
+/* The scalar kernel's pivot and hemisphere rule (skin_dqs.template.c), the blend as one FMA per
+ * slot.  Returns the weight sum; *b = 0 when it is <= 1e-6. */
+SK_ALWAYS_INLINE float dqs8_blend(__m256 *b, const sk_skin_job_f32 *job, int64_t v,
+                                  sk_index_type it)
+{
+    const sk_influences *in = &job->influences;
+    const char *ip = (const char *)in->indices.data + v * in->indices.row;
+    const char *wp = (const char *)in->weights.data + v * in->weights.row;
+    const float *prep = job->prepared;
+    float total = 0, best = -1;
+    int64_t pivot = 0;
+    for (int64_t k = 0; k < in->k; ++k) {
+        float w;
+        int64_t j;
+        SIMD_SLOT(simd_weight_f32, in, ip, wp, k, it, job->n_joints, w, j);
+        if (w == 0) continue;
+        total += w;
+        if (w > best || (w == best && j < pivot)) {
+            best = w;
+            pivot = j;
+        }
+    }
+    __m256 acc = _mm256_setzero_ps();
+    if (total > 1e-6f) {
+        const float *q0 = prep + SK_DQS_PREPARED_SIZE * pivot;
+        for (int64_t k = 0; k < in->k; ++k) {
+            float w;
+            int64_t j;
+            SIMD_SLOT(simd_weight_f32, in, ip, wp, k, it, job->n_joints, w, j);
+            if (w == 0) continue;
+            const float *pj = prep + SK_DQS_PREPARED_SIZE * j;
+            /* the same expression as the scalar kernel, so the same hemisphere decisions */
+            float dot = q0[0] * pj[0] + q0[1] * pj[1] + q0[2] * pj[2] + q0[3] * pj[3];
+            float ws = dot < 0 ? -w : w;
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(ws), _mm256_loadu_ps(pj), acc);
+        }
+    }
+    *b = acc;
+    return total;
+}
+
+/* 8x8 transpose: r[i] = row i -> r[q] = element q of the 8 rows. */
+SK_ALWAYS_INLINE void transpose8_ps(__m256 r[8])
+{
+    __m256 t[8], s[8];
+    for (int i = 0; i < 4; ++i) {
+        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; ++i) {
+        s[4 * i + 0] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+        s[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+        s[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+        s[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+    }
+    for (int i = 0; i < 4; ++i) {
+        r[i] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x20);
+        r[i + 4] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x31);
+    }
+}
+
+/* 8 packed (x, y, z) rows <-> x, y, z registers (Intel's AoS/SoA shuffles for 3-vectors). */
+SK_ALWAYS_INLINE void load8_xyz(const float *p, __m256 *x, __m256 *y, __m256 *z)
+{
+    __m256 m03 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(p)), _mm_loadu_ps(p + 12), 1);
+    __m256 m14 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(p + 4)), _mm_loadu_ps(p + 16), 1);
+    __m256 m25 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(p + 8)), _mm_loadu_ps(p + 20), 1);
+    __m256 xy = _mm256_shuffle_ps(m14, m25, _MM_SHUFFLE(2, 1, 3, 2));
+    __m256 yz = _mm256_shuffle_ps(m03, m14, _MM_SHUFFLE(1, 0, 2, 1));
+    *x = _mm256_shuffle_ps(m03, xy, _MM_SHUFFLE(2, 0, 3, 0));
+    *y = _mm256_shuffle_ps(yz, xy, _MM_SHUFFLE(3, 1, 2, 0));
+    *z = _mm256_shuffle_ps(yz, m25, _MM_SHUFFLE(3, 0, 3, 1));
+}
+
+SK_ALWAYS_INLINE void store8_xyz(float *p, __m256 x, __m256 y, __m256 z)
+{
+    __m256 rxy = _mm256_shuffle_ps(x, y, _MM_SHUFFLE(2, 0, 2, 0));
+    __m256 ryz = _mm256_shuffle_ps(y, z, _MM_SHUFFLE(3, 1, 3, 1));
+    __m256 rzx = _mm256_shuffle_ps(z, x, _MM_SHUFFLE(3, 1, 2, 0));
+    __m256 r03 = _mm256_shuffle_ps(rxy, rzx, _MM_SHUFFLE(2, 0, 2, 0));
+    __m256 r14 = _mm256_shuffle_ps(ryz, rxy, _MM_SHUFFLE(3, 1, 2, 0));
+    __m256 r25 = _mm256_shuffle_ps(rzx, ryz, _MM_SHUFFLE(3, 1, 3, 1));
+    _mm_storeu_ps(p, _mm256_castps256_ps128(r03));
+    _mm_storeu_ps(p + 4, _mm256_castps256_ps128(r14));
+    _mm_storeu_ps(p + 8, _mm256_castps256_ps128(r25));
+    _mm_storeu_ps(p + 12, _mm256_extractf128_ps(r03, 1));
+    _mm_storeu_ps(p + 16, _mm256_extractf128_ps(r14, 1));
+    _mm_storeu_ps(p + 20, _mm256_extractf128_ps(r25, 1));
+}
+
+#define V8(x) _mm256_set1_ps(x)
+
+SK_ALWAYS_INLINE void dqs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, const float *pin,
+                                 const float *nin, float *pout, float *nout, sk_index_type it)
+{
+    const int normals = nin != NULL;
+    __m256 q[8];
+    unsigned copy = 0;
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+        q[i] = _mm256_setzero_ps();
+        float total = 0;
+        if (i < n) total = dqs8_blend(&q[i], job, v0 + i, it);
+        if (!(total > 1e-6f)) copy |= 1u << i;
+    }
+    transpose8_ps(q);
+    const __m256 zero = _mm256_setzero_ps(), one = V8(1.0f), two = V8(2.0f);
+    /* divide by the real part's norm (the scalar kernel's expressions, lane-wise) */
+    __m256 n2 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(q[0], q[0]), _mm256_mul_ps(q[1], q[1])),
+                                            _mm256_mul_ps(q[2], q[2])), _mm256_mul_ps(q[3], q[3]));
+    __m256 ok = _mm256_cmp_ps(n2, zero, _CMP_GT_OQ);
+    __m256 inv = _mm256_blendv_ps(one, _mm256_div_ps(one, _mm256_sqrt_ps(n2)), ok);
+    __m256 keep = _mm256_or_ps(_mm256_andnot_ps(ok, _mm256_castsi256_ps(_mm256_set1_epi32(-1))),
+                               _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+                                   _mm256_and_si256(_mm256_set1_epi32((int)copy),
+                                                    _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128)),
+                                   _mm256_setzero_si256())));
+    const __m256 x = _mm256_mul_ps(q[0], inv), y = _mm256_mul_ps(q[1], inv);
+    const __m256 z = _mm256_mul_ps(q[2], inv), s = _mm256_mul_ps(q[3], inv);
+    const __m256 dx = _mm256_mul_ps(q[4], inv), dy = _mm256_mul_ps(q[5], inv);
+    const __m256 dz = _mm256_mul_ps(q[6], inv), dw = _mm256_mul_ps(q[7], inv);
+    /* rotation of the unit real part, and t = 2 (s d - dw r + r x d) */
+    const __m256 xx = _mm256_mul_ps(x, x), yy = _mm256_mul_ps(y, y), zz = _mm256_mul_ps(z, z);
+    const __m256 xy = _mm256_mul_ps(x, y), xz = _mm256_mul_ps(x, z), yz = _mm256_mul_ps(y, z);
+    const __m256 xs = _mm256_mul_ps(x, s), ys = _mm256_mul_ps(y, s), zs = _mm256_mul_ps(z, s);
+    const __m256 r00 = _mm256_sub_ps(one, _mm256_mul_ps(two, _mm256_add_ps(yy, zz)));
+    const __m256 r01 = _mm256_mul_ps(two, _mm256_sub_ps(xy, zs));
+    const __m256 r02 = _mm256_mul_ps(two, _mm256_add_ps(xz, ys));
+    const __m256 r10 = _mm256_mul_ps(two, _mm256_add_ps(xy, zs));
+    const __m256 r11 = _mm256_sub_ps(one, _mm256_mul_ps(two, _mm256_add_ps(xx, zz)));
+    const __m256 r12 = _mm256_mul_ps(two, _mm256_sub_ps(yz, xs));
+    const __m256 r20 = _mm256_mul_ps(two, _mm256_sub_ps(xz, ys));
+    const __m256 r21 = _mm256_mul_ps(two, _mm256_add_ps(yz, xs));
+    const __m256 r22 = _mm256_sub_ps(one, _mm256_mul_ps(two, _mm256_add_ps(xx, yy)));
+    const __m256 t0 = _mm256_mul_ps(two, _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(s, dx), _mm256_mul_ps(dw, x)),
+                                                       _mm256_sub_ps(_mm256_mul_ps(y, dz), _mm256_mul_ps(z, dy))));
+    const __m256 t1 = _mm256_mul_ps(two, _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(s, dy), _mm256_mul_ps(dw, y)),
+                                                       _mm256_sub_ps(_mm256_mul_ps(z, dx), _mm256_mul_ps(x, dz))));
+    const __m256 t2 = _mm256_mul_ps(two, _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(s, dz), _mm256_mul_ps(dw, z)),
+                                                       _mm256_sub_ps(_mm256_mul_ps(x, dy), _mm256_mul_ps(y, dx))));
+    __m256 px, py, pz, nx = zero, ny = zero, nz = zero;
+    load8_xyz(pin, &px, &py, &pz);
+    if (normals) load8_xyz(nin, &nx, &ny, &nz);
+    /* R p + t */
+    __m256 ox = _mm256_add_ps(_mm256_fmadd_ps(r02, pz, _mm256_fmadd_ps(r01, py, _mm256_mul_ps(r00, px))), t0);
+    __m256 oy = _mm256_add_ps(_mm256_fmadd_ps(r12, pz, _mm256_fmadd_ps(r11, py, _mm256_mul_ps(r10, px))), t1);
+    __m256 oz = _mm256_add_ps(_mm256_fmadd_ps(r22, pz, _mm256_fmadd_ps(r21, py, _mm256_mul_ps(r20, px))), t2);
+    store8_xyz(pout, _mm256_blendv_ps(ox, px, keep), _mm256_blendv_ps(oy, py, keep),
+               _mm256_blendv_ps(oz, pz, keep));
+    if (normals) {
+        __m256 mx = _mm256_fmadd_ps(r02, nz, _mm256_fmadd_ps(r01, ny, _mm256_mul_ps(r00, nx)));
+        __m256 my = _mm256_fmadd_ps(r12, nz, _mm256_fmadd_ps(r11, ny, _mm256_mul_ps(r10, nx)));
+        __m256 mz = _mm256_fmadd_ps(r22, nz, _mm256_fmadd_ps(r21, ny, _mm256_mul_ps(r20, nx)));
+        __m256 m2 = _mm256_fmadd_ps(mz, mz, _mm256_fmadd_ps(my, my, _mm256_mul_ps(mx, mx)));
+        __m256 mi = _mm256_blendv_ps(one, _mm256_div_ps(one, _mm256_sqrt_ps(m2)),
+                                     _mm256_cmp_ps(m2, zero, _CMP_GT_OQ));
+        store8_xyz(nout, _mm256_blendv_ps(_mm256_mul_ps(mx, mi), nx, keep),
+                   _mm256_blendv_ps(_mm256_mul_ps(my, mi), ny, keep),
+                   _mm256_blendv_ps(_mm256_mul_ps(mz, mi), nz, keep));
+    }
+}
+
+#undef V8
+
+SK_ALWAYS_INLINE void dqs8_part(const sk_skin_job_f32 *job, int64_t v0, int64_t n, sk_index_type it)
+{
+    const int normals = job->normals.data != NULL;
+    float bp[24], bn[24], op[24], on[24];
+    gather3_f32(bp, 8, &job->positions, v0, n);
+    if (normals) gather3_f32(bn, 8, &job->normals, v0, n);
+    dqs8_block(job, v0, (int)n, bp, normals ? bn : NULL, op, normals ? on : NULL, it);
+    scatter3_f32(&job->out_positions, v0, n, op);
+    if (normals) scatter3_f32(&job->out_normals, v0, n, on);
+}
+
+SK_ALWAYS_INLINE void dqs8_range(const sk_skin_job_f32 *job, int64_t begin, int64_t end,
+                                 sk_index_type it)
+{
+    const int normals = job->normals.data != NULL;
+    int64_t v = begin;
+    if (packed_job(&job->positions, &job->out_positions, &job->normals, &job->out_normals, 4)) {
+        const float *pin = (const float *)job->positions.data;
+        const float *nin = (const float *)job->normals.data;
+        float *pout = (float *)job->out_positions.data;
+        float *nout = (float *)job->out_normals.data;
+        for (; v + 8 <= end; v += 8)
+            dqs8_block(job, v, 8, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
+                       normals ? nout + 3 * v : NULL, it);
+    }
+    for (; v < end; v += 8) dqs8_part(job, v, end - v < 8 ? end - v : 8, it);
+}
+
+void SK_ISA(sk_dqs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end)
+{
+    SIMD_BY_INDEX_TYPE(dqs8_range, job, begin, end)
+}
