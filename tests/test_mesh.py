@@ -343,13 +343,14 @@ def test_inputs_are_not_modified(rng):
         np.testing.assert_array_equal(v, snap[k], err_msg=k)
 
 
-def test_deform_writes_out_in_place(rng):
+@pytest.mark.parametrize("method", ["rigid", "lbs", "dqs"])
+def test_deform_writes_out_in_place(method, rng):
     m = _chain_mesh()
     K = m.palette(_pose_locals(m.skeleton, rng))
     out = np.zeros_like(m.positions)
-    got = m.deform(K, out=out)
+    got = m.deform(K, method=method, out=out)
     assert got is out
-    np.testing.assert_allclose(out, m.deform(K), atol=0)
+    np.testing.assert_allclose(out, m.deform(K, method=method), atol=0)
 
 
 def test_mesh_save_load_and_pickle_roundtrip(tmp_path, rng, random_rigid):

@@ -537,7 +537,7 @@ class SkinnedMesh:
             if self.centers is None:
                 raise ValueError("centers: method='cor' needs the mesh's centers of rotation")
             kw.setdefault("centers", self.centers)
-        if out is not None and method != "rigid":
+        if out is not None:
             kw["out"] = out
         res = skin(P, self.influences, palette, method=method, **kw)
         if out is not None:
