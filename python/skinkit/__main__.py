@@ -45,7 +45,7 @@ def demo(out=".", angles=DEMO_ANGLES, plots=True, stream=None):
           file=stream)
     print(_table(sweep, methods), file=stream)
     print("\nRings are 10 apart on this mesh, so the band next to the twisted joint turns a lot "
-          "between two rings:\neven DQS loses a little volume there (none on a finer mesh; "
+          "between two rings:\neven DQS loses a little volume there (almost none on a finer mesh; "
           "see notebooks/candy_wrapper.ipynb).", file=stream)
     if not plots:
         return 0
