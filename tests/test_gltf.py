@@ -765,3 +765,80 @@ def test_inputs_unmodified_and_results_writable(loaded):
     before = mesh.positions.copy()
     mesh.pose(clip, 0.5, method="dqs")
     np.testing.assert_array_equal(mesh.positions, before)
+
+
+def test_strips_and_fans_become_triangles(tmp_path):
+    scene = arm_scene()
+    path = write_scene(tmp_path, scene)
+    d = json.load(open(path))
+    prim = d["meshes"][0]["primitives"][0]
+    acc = d["accessors"][prim["indices"]]
+    acc["count"] = 6
+    s = scene["faces"].reshape(-1)[:6].astype(int)  # the index sequence the file holds
+    strip = [[s[i], s[i + 1 + i % 2], s[i + 2 - i % 2]] for i in range(4)]  # glTF 3.7.2.1
+    fan = [[s[i + 1], s[i + 2], s[0]] for i in range(4)]
+    for mode, want in ((5, strip), (6, fan)):
+        prim["mode"] = mode
+        json.dump(d, open(path, "w"))
+        (mesh,), _ = gltf.load(path)
+        np.testing.assert_array_equal(mesh.faces, want)
+    prim["mode"] = 1  # lines: no faces
+    json.dump(d, open(path, "w"))
+    (mesh,), _ = gltf.load(path)
+    assert mesh.faces is None
+
+
+def test_two_meshes_share_a_skin_and_two_skins_get_two_clips(tmp_path):
+    scene = arm_scene()
+    scene["nodes"].append({"name": "body2", "mesh": 0, "skin": 0})
+    scene["roots"] = scene["roots"] + [5]
+    path = write_scene(tmp_path, scene)
+    meshes, clips = gltf.load(path)
+    assert [m.name for m in meshes] == ["body/mesh0/0", "body2/mesh0/0"]
+    assert meshes[0].skeleton is meshes[1].skeleton and len(clips) == 1
+    # a second skin over joints 2 and 3 only, used by node 5
+    d = json.load(open(path))
+    d["skins"].append({"joints": [2, 3], "name": "forearm"})
+    d["nodes"][5]["skin"] = 1
+    json.dump(d, open(path, "w"))
+    with pytest.raises(IndexError, match="2 joints"):
+        gltf.load(path)  # the mesh's JOINTS_0 uses joint 2, which the 2-joint skin lacks
+    J, W = scene["J"][0].copy(), scene["W"][0].copy()
+    W[:, 1] += W[:, 2]  # two joints per vertex, so the 2-joint skin can use them
+    W[:, 2], J[:, 2] = 0, 0
+    scene2 = dict(scene, J=[J], W=[W])
+    path2 = write_scene(tmp_path, scene2, name="two")
+    d = json.load(open(path2))
+    d["skins"].append({"joints": [2, 3], "name": "forearm"})
+    d["nodes"][5]["skin"] = 1
+    json.dump(d, open(path2, "w"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        meshes, clips = gltf.load(path2)
+    assert meshes[1].skeleton.names == ["lower", "hand"]
+    assert [c.name for c in clips] == ["move/skin0", "move/forearm"]
+    assert clips[1].skeleton is meshes[1].skeleton
+    # the second skin's root joint "lower" hangs below "upper", an animated... joint node:
+    # its frame is folded into the root's local, so the pose follows the whole chain
+    scene2["joints"] = [2, 3]
+    t = 0.7
+    m, c = meshes[1], clips[1]
+    got = _world(m, m.pose(c, t).astype(np.float64))
+    nodes = [dict(n) for n in scene2["nodes"]]
+    for (node, path_, times, values, interp) in scene2["anim"]:
+        nodes[node][path_] = _spec_sample(times, values, interp, path_, t).tolist()
+    parent = {ch: i for i, n in enumerate(nodes) for ch in n.get("children", [])}
+
+    def world(i):
+        return _trs(nodes[i]) if i not in parent else world(parent[i]) @ _trs(nodes[i])
+
+    mats = [world(2), world(3)]  # no inverse bind matrices: identity
+    P = scene2["P"].astype(float)
+    want = np.zeros_like(P)
+    for s in range(4):
+        jj = J[:, s]
+        w = scene2["W"][0][:, s].astype(float)
+        for k in (0, 1):
+            sel = jj == k
+            want[sel] += w[sel, None] * (P[sel] @ mats[k][:3, :3].T + mats[k][:3, 3])
+    np.testing.assert_allclose(got, want, atol=1e-5)

@@ -20,3 +20,7 @@ __all__ = [
 ]
 __all__ += ["SkinnedMesh", "Clip", "Channel", "bake", "rigs", "metrics", "plot"]
 __all__ += ["bind", "weights"]
+# Assets: skinkit.io.gltf (reading needs NumPy only; writing the `gltf` extra), OBJ / PLY export.
+# skinkit.blender is imported explicitly (it needs bpy).
+from . import io  # noqa: E402
+__all__ += ["io"]

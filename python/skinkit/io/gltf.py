@@ -498,16 +498,14 @@ def _triangles(doc, prim, V, what):
     if mode == 4:
         n = idx.size // 3
         return idx[:3 * n].reshape(n, 3)
-    if mode == 5:  # strip: every other triangle flipped to keep the winding
-        n = max(idx.size - 2, 0)
-        k = np.arange(n)
-        odd = (k % 2).astype(bool)
-        a, b, c = idx[k], idx[k + 1], idx[k + 2]
-        return np.stack([np.where(odd, b, a), np.where(odd, a, b), c], 1)
+    # strips and fans as the specification writes them (3.7.2.1), keeping the winding
+    n = max(idx.size - 2, 0)
+    k = np.arange(n)
+    if mode == 5:
+        odd = k % 2
+        return np.stack([idx[k], idx[k + 1 + odd], idx[k + 2 - odd]], 1)
     if mode == 6:
-        n = max(idx.size - 2, 0)
-        k = np.arange(n)
-        return np.stack([np.full(n, idx[0] if idx.size else 0), idx[k + 1], idx[k + 2]], 1)
+        return np.stack([idx[k + 1], idx[k + 2], np.full(n, idx[0] if idx.size else 0)], 1)
     return None  # points and lines have no faces
 
 
