@@ -192,6 +192,8 @@ def test_frame_times_cover_the_clip():
     (lambda s: Clip([0, 1], np.stack([s.local_bind] * 2), interpolation="cubicspline"),
      ValueError, "interpolation"),
     (lambda s: Clip(channels=[]), ValueError, "rest"),
+    (lambda s: Clip([0, 1], np.stack([s.local_bind] * 2), rest=sk.Skeleton.chain(4, 1.0)),
+     ValueError, "rest has 4"),
     (lambda s: Clip(channels=[Channel(5, "scale", [0], [[1, 1, 1]])], rest=s), ValueError, "joint 5"),
     (lambda s: Clip(channels=[Channel(0, "scale", [0], [[1, 1, 1]])] * 2, rest=s), ValueError,
      "two scale"),

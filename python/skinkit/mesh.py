@@ -204,6 +204,9 @@ class Clip:
                     raise ValueError(f"locals has {loc.shape[0]} keys, times has {t.size}")
                 translations, rotations, scales = _check_trs(loc)
                 self.rest = _rest_locals(rest) if rest is not None else loc[0].copy()
+                if self.rest.shape[0] != loc.shape[1]:
+                    raise ValueError(f"locals has {loc.shape[1]} joints, rest has "
+                                     f"{self.rest.shape[0]}")
             else:
                 given = [x for x in (translations, rotations, scales) if x is not None]
                 if not given:
