@@ -55,7 +55,7 @@ _NCOMP = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "M
 # Extensions that change nothing skinkit reads (materials, textures, lights, cameras): a file
 # that requires them still poses correctly.  Everything else that is *required* is refused.
 _HARMLESS_EXTENSIONS = ("KHR_materials_", "KHR_texture_", "EXT_texture_", "KHR_lights_",
-                        "KHR_xmp", "KHR_animation_pointer_not")
+                        "KHR_xmp")
 _SUPPORTED_EXTENSIONS = ("KHR_mesh_quantization",)
 
 
@@ -165,14 +165,13 @@ class _Doc:
 
     def _view_bytes(self, view_index, what):
         bv = self.get("bufferViews", view_index, what)
-        buf = self.get("buffers", bv.get("buffer"), f"bufferViews[{view_index}]")
+        self.get("buffers", bv.get("buffer"), f"bufferViews[{view_index}]")  # exists?
         data = self.buffers[bv["buffer"]]
         off, length = int(bv.get("byteOffset", 0)), int(bv.get("byteLength", 0))
         if off < 0 or length < 0 or off + length > len(data):
             raise GltfError(f"bufferViews[{view_index}] (bytes {off}..{off + length}) runs past "
                             f"the end of buffers[{bv['buffer']}] ({len(data)} bytes): truncated "
                             "or corrupted buffer")
-        del buf
         return data[off:off + length], bv.get("byteStride")
 
     def _strided(self, view_index, offset, count, dtype, ncomp, what, stride=None):
