@@ -11,8 +11,8 @@ nbclient = pytest.importorskip("nbclient")
 NOTEBOOKS = sorted((pathlib.Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
 
 
-def test_the_three_notebooks_exist():
-    assert {p.stem for p in NOTEBOOKS} == {"candy_wrapper", "binding_methods", "rig_tour"}
+def test_the_rig_notebooks_exist():
+    assert {"candy_wrapper", "binding_methods", "rig_tour"} <= {p.stem for p in NOTEBOOKS}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
