@@ -345,9 +345,9 @@ def _animated_nodes(doc):
     out = {}
     for a in doc.json.get("animations", []):
         for ch in a.get("channels", []):
-            node = ch.get("target", {}).get("node")
-            if node is not None:
-                out.setdefault(node, set()).add(ch.get("target", {}).get("path"))
+            node, path = ch.get("target", {}).get("node"), ch.get("target", {}).get("path")
+            if node is not None and path in ("translation", "rotation", "scale"):
+                out.setdefault(node, set()).add(path)
     return out
 
 
@@ -806,6 +806,8 @@ def load(path, on_invalid="warn", dtype=np.float32, scene=None):
     ModuleNotFoundError
         Never: reading needs only NumPy.
     """
+    if on_invalid not in ("warn", "raise", "normalize"):
+        raise ValueError(f"on_invalid must be 'warn', 'raise' or 'normalize', got {on_invalid!r}")
     dtype = np.dtype(dtype)
     if dtype not in (np.float32, np.float64):
         raise TypeError(f"dtype must be float32 or float64, got {dtype}")
