@@ -842,3 +842,45 @@ def test_two_meshes_share_a_skin_and_two_skins_get_two_clips(tmp_path):
             sel = jj == k
             want[sel] += w[sel, None] * (P[sel] @ mats[k][:3, :3].T + mats[k][:3, 3])
     np.testing.assert_allclose(got, want, atol=1e-5)
+
+
+def _json_paths(o, pre=()):
+    if isinstance(o, dict):
+        for k, v in o.items():
+            if k != "uri":
+                yield pre + (k,)
+                yield from _json_paths(v, pre + (k,))
+    elif isinstance(o, list):
+        for i, v in enumerate(o[:2]):
+            yield pre + (i,)
+            yield from _json_paths(v, pre + (i,))
+
+
+def test_malformed_properties_give_gltf_errors(tmp_path):
+    """Every property of a small file set to a wrong value (-1, huge, a string, null, a list,
+    an object): the file either loads and poses or raises GltfError / IndexError, never a
+    TypeError / KeyError / AttributeError from inside the reader."""
+    scene = arm_scene("CUBICSPLINE")
+    scene["morph"] = np.zeros((1, 24, 3))
+    d0 = json.load(open(write_scene(tmp_path, scene)))
+    f = tmp_path / "m.gltf"
+    outcomes = {"loaded": 0, "GltfError": 0, "IndexError": 0}
+    for p in _json_paths(d0):
+        for val in (-1, 10 ** 7, "x", None, [], {}):
+            d = json.loads(json.dumps(d0))
+            o = d
+            for k in p[:-1]:
+                o = o[k]
+            o[p[-1]] = val
+            f.write_text(json.dumps(d))
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    meshes, clips = gltf.load(f)
+                for m in meshes:
+                    for c in clips:
+                        m.pose(c, 0.3)
+                outcomes["loaded"] += 1
+            except (gltf.GltfError, IndexError) as exc:
+                outcomes[type(exc).__name__] += 1
+    assert outcomes["GltfError"] > 300 and outcomes["loaded"] > 50

@@ -102,7 +102,8 @@ def _parse_json(raw, path):
         raise GltfError(f"{path}: not a glTF file (JSON: {exc})") from None
     if not isinstance(doc, dict):
         raise GltfError(f"{path}: not a glTF file (top level is not an object)")
-    version = str(doc.get("asset", {}).get("version", ""))
+    asset = doc.get("asset")
+    version = str(asset.get("version", "")) if isinstance(asset, dict) else ""
     if not version.startswith("2."):
         raise GltfError(f"{path}: asset.version is {version!r}; only glTF 2.0 is supported")
     return doc
@@ -140,12 +141,98 @@ def _load_buffers(doc, binary, path):
     return out
 
 
+# The JSON properties skinkit reads, with their types: checked once up front (cgltf's separate
+# validate pass) so a malformed file gives one GltfError naming the property, never a TypeError
+# from deep inside.  "index" / "uint": integers >= 0; ("list", T[, n]): a list of T (of length n).
+_SPARSE = {"count": "uint", "indices": {"bufferView": "index", "byteOffset": "uint",
+                                        "componentType": "int"},
+           "values": {"bufferView": "index", "byteOffset": "uint"}}
+_SCHEMA = {
+    "asset": {"version": "str"},
+    "scene": "index",
+    "extensionsRequired": ("list", "str"),
+    "scenes": ("list", {"nodes": ("list", "index")}),
+    "nodes": ("list", {"name": "str", "children": ("list", "index"), "mesh": "index",
+                       "skin": "index", "matrix": ("list", "num", 16),
+                       "translation": ("list", "num", 3), "rotation": ("list", "num", 4),
+                       "scale": ("list", "num", 3), "weights": ("list", "num")}),
+    "meshes": ("list", {"name": "str", "weights": ("list", "num"),
+                        "primitives": ("list", {"attributes": ("map", "index"),
+                                                "indices": "index", "mode": "uint",
+                                                "targets": ("list", ("map", "index"))})}),
+    "skins": ("list", {"name": "str", "joints": ("list", "index"),
+                       "inverseBindMatrices": "index", "skeleton": "index"}),
+    "accessors": ("list", {"bufferView": "index", "byteOffset": "uint", "componentType": "int",
+                           "count": "uint", "type": "str", "normalized": "bool",
+                           "sparse": _SPARSE}),
+    "bufferViews": ("list", {"buffer": "index", "byteOffset": "uint", "byteLength": "uint",
+                             "byteStride": "uint"}),
+    "buffers": ("list", {"uri": "str", "byteLength": "uint"}),
+    "animations": ("list", {"name": "str",
+                            "channels": ("list", {"sampler": "index",
+                                                  "target": {"node": "index", "path": "str"}}),
+                            "samplers": ("list", {"input": "index", "output": "index",
+                                                  "interpolation": "str"})}),
+}
+_REQUIRED = {"accessors": ("componentType", "count", "type"), "bufferViews": ("buffer", "byteLength"),
+             "buffers": ("byteLength",), "skins": ("joints",), "meshes": ("primitives",),
+             "primitives": ("attributes",), "channels": ("sampler", "target"),
+             "samplers": ("input", "output"), "sparse": ("count", "indices", "values")}
+
+
+def _check_schema(value, rule, where, path):
+    """Check ``value`` against ``rule``; JSON nulls of optional properties are dropped."""
+    def fail(what):
+        raise GltfError(f"{path}: {where} must be {what}, got {json.dumps(value)[:40]}")
+
+    if isinstance(rule, dict):
+        if not isinstance(value, dict):
+            fail("an object")
+        for key in [k for k, v in value.items() if v is None]:
+            del value[key]
+        for key in _REQUIRED.get(where.split(".")[-1].split("[")[0], ()):
+            if key not in value:
+                raise GltfError(f"{path}: {where} lacks the required property {key!r}")
+        for key, sub in rule.items():
+            if key in value:
+                _check_schema(value[key], sub, f"{where}.{key}", path)
+    elif isinstance(rule, tuple):
+        kind, sub = rule[0], rule[1]
+        if kind == "map":
+            if not isinstance(value, dict):
+                fail("an object")
+            for key, v in value.items():
+                _check_schema(v, sub, f"{where}.{key}", path)
+            return
+        if not isinstance(value, list) or (len(rule) == 3 and len(value) != rule[2]):
+            fail("a list" + (f" of {rule[2]}" if len(rule) == 3 else ""))
+        for i, v in enumerate(value):
+            _check_schema(v, sub, f"{where}[{i}]", path)
+    elif rule in ("int", "uint", "index"):
+        if isinstance(value, bool) or not isinstance(value, int) or (rule != "int" and value < 0):
+            fail("an integer" if rule == "int" else "a non-negative integer")
+    elif rule == "num":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            fail("a number")
+    elif rule == "str":
+        if not isinstance(value, str):
+            fail("a string")
+    elif rule == "bool":
+        if not isinstance(value, bool):
+            fail("true or false")
+
+
 class _Doc:
     """The parsed JSON with its buffers and an accessor decoder."""
 
     def __init__(self, path):
         self.path = os.fspath(path)
         self.json, binary = _read_container(self.path)
+        for key in [k for k, v in self.json.items() if v is None]:
+            del self.json[key]
+        for key, rule in _SCHEMA.items():
+            if key in self.json:
+                _check_schema(self.json[key], rule, key, self.path)
         self._check_extensions()
         self.buffers = _load_buffers(self.json, binary, self.path)
         self._cache = {}
