@@ -343,6 +343,10 @@ def write_scene(tmp_path, scene, fmt="gltf", name="scene", extra=None, prim_extr
     b = Builder()
     P = scene["P"]
     attrs = {"POSITION": b.add(P, "VEC3", 5126, stride=scene.get("stride"))}
+    if scene.get("N") is not None:
+        attrs["NORMAL"] = b.add(scene["N"].astype(np.float32), "VEC3", 5126)
+    if scene.get("T") is not None:
+        attrs["TANGENT"] = b.add(scene["T"].astype(np.float32), "VEC4", 5126)
     for s, (J, W) in enumerate(zip(scene["J"], scene["W"])):
         attrs[f"JOINTS_{s}"] = b.add(J, "VEC4", 5121 if J.dtype == np.uint8 else 5123)
         ct = {np.dtype(np.uint8): 5121, np.dtype(np.uint16): 5123}.get(W.dtype, 5126)
@@ -884,3 +888,33 @@ def test_malformed_properties_give_gltf_errors(tmp_path):
             except (gltf.GltfError, IndexError) as exc:
                 outcomes[type(exc).__name__] += 1
     assert outcomes["GltfError"] > 300 and outcomes["loaded"] > 50
+
+
+def test_normals_and_tangents(tmp_path):
+    """Loaded as stored; skinned by the joint rule: for the rigid joints of this pose each
+    normal / tangent turns with the blended rotation, so n' . t' stays 0 where one joint acts."""
+    scene = arm_scene()
+    scene["anim"] = [a for a in scene["anim"] if a[1] != "scale"]  # rigid joints
+    P = scene["P"].astype(float)
+    N = np.c_[P[:, 0], np.zeros(len(P)), P[:, 2]]
+    N /= np.linalg.norm(N, axis=1, keepdims=True)
+    T = np.c_[np.zeros((len(P), 1)), np.ones((len(P), 1)), np.zeros((len(P), 1)),
+              np.where(np.arange(len(P)) % 2, 1.0, -1.0)[:, None]]
+    scene["N"], scene["T"] = N, T
+    (mesh,), (clip,) = gltf.load(write_scene(tmp_path, scene))
+    np.testing.assert_array_equal(mesh.normals, N.astype(np.float32))
+    np.testing.assert_array_equal(mesh.tangents, T.astype(np.float32))
+    p, n, t = mesh.deform(mesh.palette(clip.sample(0.9)), normals=True, tangents=True)
+    np.testing.assert_array_equal(t[:, 3], T[:, 3])  # handedness kept
+    one = (mesh.weights > 0).sum(1) == 1
+    assert one.any()
+    np.testing.assert_allclose(np.einsum("vi,vi->v", n[one], t[one, :3]), 0, atol=1e-6)
+    # world normals by the specification's rule for rigid joints: mat3(sum w J) n, normalized
+    K = mesh.base @ mesh.palette(clip.sample(0.9))
+    Wf = mesh.weights.astype(float)
+    A = np.einsum("vk,vkij->vij", Wf, K[mesh.indices][:, :, :3, :3])
+    nw = np.einsum("vij,vj->vi", A, N)
+    nw /= np.linalg.norm(nw, axis=1, keepdims=True)
+    got = n.astype(float) @ mesh.base[:3, :3].T
+    got /= np.linalg.norm(got, axis=1, keepdims=True)
+    np.testing.assert_allclose(got, nw, atol=1e-5)
