@@ -890,8 +890,20 @@ def load(path, on_invalid="warn", dtype=np.float32, scene=None):
         JOINTS_0 / WEIGHTS_0, non-affine or singular inverse bind matrices, bad keyframes.
     IndexError
         A joint index beyond the skin's joints where the weight is not zero.
-    ModuleNotFoundError
-        Never: reading needs only NumPy.
+
+    Warns
+    -----
+    GltfWarning
+        Weights breaking the glTF rules, with ``on_invalid="warn"``.
+
+    Notes
+    -----
+    Reading needs only NumPy.  Non-joint nodes between two joints, or between the base frame and
+    a root joint, are folded into the joint's local transform; when they are static similarities
+    (rotation, uniform scale, translation: the usual ``Armature`` / ``Z_UP`` nodes) the clip is a
+    plain :class:`~skinkit.Clip` whose channels are the joints' own, mapped exactly; otherwise
+    (animated or non-uniformly scaled in-between nodes) it is a Clip subclass that samples the
+    whole chain, which cannot be saved to ``.npz`` (bake it instead).
     """
     if on_invalid not in ("warn", "raise", "normalize"):
         raise ValueError(f"on_invalid must be 'warn', 'raise' or 'normalize', got {on_invalid!r}")
