@@ -499,11 +499,13 @@ class _ComposedClip(Clip):
 
     @property
     def start(self):
-        return min(super().start, self._node_clip.start) if self._node_clip.channels else super().start
+        return min((float(c.times[0]) for c in self.channels + self._node_clip.channels),
+                   default=0.0)
 
     @property
     def end(self):
-        return max(super().end, self._node_clip.end)
+        return max((float(c.times[-1]) for c in self.channels + self._node_clip.channels),
+                   default=0.0)
 
     def sample(self, t):
         loc = super().sample(t)
