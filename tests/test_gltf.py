@@ -575,6 +575,22 @@ def test_animated_non_joint_nodes_above_and_between_joints(tmp_path):
         (0, "translation", times, np.array([[0.5, -1, 2], [1, 0, 2], [0, 0, 0]]), "LINEAR")]
     mesh, clip = _check_against_spec(write_scene(tmp_path, scene), scene)
     np.testing.assert_allclose(mesh.base, np.eye(4))  # the animated parent is folded in
+    with pytest.raises(TypeError, match="bake"):
+        clip.save(tmp_path / "clip.npz")
+    # the non-uniform scale of "twist" gives "lower" a sheared local: no TRS channel holds it
+    with pytest.raises(ValueError, match="shear"):
+        gltf.save(tmp_path / "back.glb", mesh, clip)
+    # with a uniform scale the chain is resampled into the joints' channels: exact at the keys
+    nodes[5]["scale"] = [1.4, 1.4, 1.4]
+    mesh, clip = _check_against_spec(write_scene(tmp_path, scene, name="uniform"), scene)
+    (m2,), (c2,) = gltf.load(gltf.save(tmp_path / "back.glb", mesh, clip, fps=120))
+    keys = np.unique(np.concatenate([a[2] for a in scene["anim"]]))
+    for t in keys:
+        np.testing.assert_allclose(m2.palette(c2.sample(t)), mesh.palette(clip.sample(t)),
+                                   atol=2e-6)
+    mid = (keys[1:] + keys[:-1]) / 2
+    err = max(np.abs(m2.pose(c2, t) - mesh.pose(clip, t)).max() for t in mid)
+    assert err < 1e-3 * np.abs(scene["P"]).max()  # resampled at 120 fps between the keys
 
 
 def test_names_made_unique(tmp_path):

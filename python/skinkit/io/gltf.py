@@ -1186,9 +1186,11 @@ def save(path, mesh, clips=(), fps=30.0):
         unorm uint8 / uint16 weights stay unorm, float weights are written as float32.
     clips : Clip or sequence of Clip
         Channels whose joint's local is exactly its TRS channels are written as they are
-        (keys, interpolation, tangents); root joints below a non-trivial ``base`` frame are
-        resampled as LINEAR keys at the union of their key times (plus ``fps`` frames for STEP
-        and CUBICSPLINE channels), exact at those keys.
+        (keys, interpolation, tangents); root joints below a non-trivial ``base`` frame, and
+        joints of a clip that animates in-between nodes, are resampled as LINEAR keys at the
+        union of their key times (plus ``fps`` frames for STEP and CUBICSPLINE channels and for
+        animated in-between nodes), exact at those keys.  A local transform with shear (no TRS
+        holds it) raises ValueError.
     fps : float
         Resampling rate for the non-linear channels that must be resampled.
 
@@ -1301,6 +1303,16 @@ def _write_clip(w, clip, sk, inv_base, has_base, fps, ci):
         by_joint.setdefault(c.joint, []).append(c)
     composed = isinstance(clip, _ComposedClip)
 
+    def trs(joint, times, loc):
+        t, q, s = tf.decompose_trs(loc)
+        scale = max(1.0, float(np.abs(loc).max()))
+        bad = np.abs(tf.compose_trs(t, q, s) - loc).max(axis=(1, 2)) > 1e-6 * scale
+        if bad.any():
+            raise ValueError(f"clip {clip.name!r}: the local transform of joint {joint} "
+                             f"({sk.names[joint]!r}) has shear at t = {times[bad][0]:g}, which "
+                             "glTF's translation / rotation / scale channels cannot hold")
+        return t, _continuous(q), s
+
     def add(joint, path, times, values, interp):
         vals = np.asarray(values, np.float32).reshape(-1, values.shape[-1])
         anim.samplers.append(pg.AnimationSampler(
@@ -1318,20 +1330,27 @@ def _write_clip(w, clip, sk, inv_base, has_base, fps, ci):
                 add(j, c.path, c.times, c.values, c.interpolation)
             continue
         times = np.unique(np.concatenate([c.times for c in chans]))
-        if any(getattr(c, "interpolation", "linear") != "linear" for c in chans) and times.size > 1:
+        if composed and j in clip._chains and clip._node_clip.channels:
+            # the in-between nodes' keys matter as much as the joint's own
+            times = np.unique(np.concatenate([times] + [c.times for c in clip._node_clip.channels]))
+        # products of interpolated transforms are not interpolations of products: sample densely
+        if (composed or any(getattr(c, "interpolation", "linear") != "linear" for c in chans)) \
+                and times.size > 1:
             n = int(np.ceil((times[-1] - times[0]) * fps)) + 1
             times = np.unique(np.concatenate([times, np.linspace(times[0], times[-1], n)]))
         loc = clip.sample(times)[:, j]
         if roots[j]:
             loc = inv_base @ loc
-        t, q, s = tf.decompose_trs(loc)
-        q = _continuous(q)
+        t, q, s = trs(j, times, loc)
         for path, v in (("translation", t), ("rotation", q), ("scale", s)):
             add(j, path, times, v, "linear")
     if composed:  # joints moved only by animated chain nodes
         times = None
         for c in clip._node_clip.channels:
             times = c.times if times is None else np.union1d(times, c.times)
+        if times is not None and times.size > 1:
+            n = int(np.ceil((times[-1] - times[0]) * fps)) + 1
+            times = np.unique(np.concatenate([times, np.linspace(times[0], times[-1], n)]))
         if times is not None:
             for j in clip._chains:
                 if j in by_joint:
@@ -1339,8 +1358,8 @@ def _write_clip(w, clip, sk, inv_base, has_base, fps, ci):
                 loc = clip.sample(times)[:, j]
                 if roots[j]:
                     loc = inv_base @ loc
-                t, q, s = tf.decompose_trs(loc)
-                for path, v in (("translation", t), ("rotation", _continuous(q)), ("scale", s)):
+                t, q, s = trs(j, times, loc)
+                for path, v in (("translation", t), ("rotation", q), ("scale", s)):
                     add(j, path, times, v, "linear")
     return anim
 
