@@ -97,8 +97,9 @@ def armature_to_skeleton(armature_object):
         local[j] = mw @ rest[j] if p < 0 else np.linalg.solve(rest[p], rest[j])
     tails = np.array([list(b.tail_local) for b in bones], dtype=np.float64)
     tails = tails @ mw[:3, :3].T + mw[:3, 3]
-    # Blender scales the envelope by the armature object's (average) scale when it binds
-    scale = float(np.cbrt(abs(np.linalg.det(mw[:3, :3]))))
+    # Blender scales the envelope by the armature object's scale when it binds: its
+    # mat4_to_scale, the length of the 3x3 applied to the unit vector (1, 1, 1) / sqrt(3)
+    scale = float(np.linalg.norm(mw[:3, :3] @ np.full(3, np.sqrt(1.0 / 3.0))))
     arr = lambda attr: np.array([getattr(b, attr) for b in bones], dtype=np.float64)  # noqa: E731
     return BlenderRig(
         skeleton=Skeleton(parents, local, names=names, tails=tails),
