@@ -9,7 +9,9 @@ bone.  The mesh keeps its own object space: ``mesh.base = mesh.bind_shape =
 mesh_object.matrix_world``, so palettes are Blender's Armature-modifier matrices
 ``inv(premat) @ pose @ inv(rest) @ premat`` (``premat = inv(armature.matrix_world) @
 mesh_object.matrix_world``) and the skinned positions are directly comparable with the modifier's
-evaluated mesh (object space), ``world = base @ p``.
+evaluated mesh (object space), ``world = base @ p``.  ``from_blender(..., space="armature")``
+works in the armature object's space instead, the frame in which the modifier blends: the one
+to use for Preserve Volume (DQS) parity when an object has a non-uniform scale.
 
 Data moves with ``foreach_get`` / ``foreach_set`` (vertex positions, normals, triangles, shape
 keys).  Vertex-group weights have no bulk API in Blender: reading loops over each vertex's groups
@@ -186,7 +188,7 @@ def _mesh_arrays(mesh_object, dtype):
             n.reshape(V, 3).astype(dtype))
 
 
-def from_blender(mesh_object, armature_object=None, k=None, dtype=np.float32):
+def from_blender(mesh_object, armature_object=None, k=None, dtype=np.float32, space="object"):
     """A :class:`~skinkit.SkinnedMesh` and its :class:`BlenderRig` from Blender objects.
 
     Parameters
@@ -198,14 +200,25 @@ def from_blender(mesh_object, armature_object=None, k=None, dtype=np.float32):
     k : int, optional
         See :func:`read_influences`.
     dtype : float32 or float64
+    space : {"object", "armature"}
+        ``"object"``: positions in the mesh object's space, world-space skeleton,
+        ``base = bind_shape = mesh_object.matrix_world`` (the module docstring): skinned
+        positions compare directly with the modifier's output.  ``"armature"``: positions
+        mapped into the armature object's space (Blender's ``premat``),
+        ``base = bind_shape = armature.matrix_world``; this is the frame in which
+        the Armature modifier blends, so it reproduces Preserve Volume (DQS) even when an object
+        carries a non-uniform scale (then the object-space palettes are not rigid and DQS takes
+        its scale path).  Map results to object space with ``inv(mesh_object.matrix_world) @
+        base``.
 
     Returns
     -------
     mesh : SkinnedMesh
-        ``base = bind_shape = mesh_object.matrix_world`` (see the module docstring); weights
-        raw, as stored in the vertex groups.
+        Weights raw, as stored in the vertex groups.
     rig : BlenderRig
     """
+    if space not in ("object", "armature"):
+        raise ValueError(f"space must be 'object' or 'armature', got {space!r}")
     if armature_object is None:
         mods = [m for m in mesh_object.modifiers if m.type == "ARMATURE" and m.object]
         if not mods:
@@ -216,8 +229,17 @@ def from_blender(mesh_object, armature_object=None, k=None, dtype=np.float32):
     P, faces, N = _mesh_arrays(mesh_object, dtype)
     infl = read_influences(mesh_object, rig.skeleton.names, k=k, deform=rig.deform, dtype=dtype)
     mw = _matrix(mesh_object.matrix_world)
-    mesh = SkinnedMesh(P, rig.skeleton, infl, normals=N, faces=faces, base=mw, bind_shape=mw,
-                       name=mesh_object.name)
+    if space == "object":
+        base = bind_shape = mw
+    else:
+        premat = np.linalg.solve(rig.matrix_world, mw)
+        P = (P.astype(np.float64) @ premat[:3, :3].T + premat[:3, 3]).astype(dtype)
+        cof = np.linalg.inv(premat[:3, :3]).T  # normals transform by the inverse transpose
+        N = N.astype(np.float64) @ cof.T
+        N = (N / np.maximum(np.linalg.norm(N, axis=1, keepdims=True), 1e-30)).astype(dtype)
+        base = bind_shape = rig.matrix_world
+    mesh = SkinnedMesh(P, rig.skeleton, infl, normals=N, faces=faces, base=base,
+                       bind_shape=bind_shape, name=mesh_object.name)
     return mesh, rig
 
 
@@ -229,7 +251,6 @@ def pose_locals(armature_object, skeleton=None):
     inherit-scale options are already applied.
     """
     bpy = _bpy()
-    pose_obj = armature_object
     dg = bpy.context.evaluated_depsgraph_get()
     pose_obj = armature_object.evaluated_get(dg)
     bones = armature_object.data.bones

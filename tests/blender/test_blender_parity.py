@@ -97,16 +97,20 @@ def set_pose(rig, pose):
     bpy.context.view_layer.update()
 
 
-def blender_and_skinkit(obj, rig, mod, weights=None):
-    """(Blender LBS, Blender DQS, skinkit mesh with normalized weights, pose locals)."""
-    mesh, info = skb.from_blender(obj, rig)
-    idx, w = sk.weights.normalize(mesh.indices, mesh.weights) if weights is None else weights
+def blender_and_skinkit(obj, rig, mod, space="object"):
+    """(Blender LBS, Blender DQS, skinkit mesh with normalized weights, pose locals); in
+    ``space="armature"`` the Blender results are mapped into the armature object's space."""
+    mesh, info = skb.from_blender(obj, rig, space=space)
+    idx, w = sk.weights.normalize(mesh.indices, mesh.weights)
     m = sk.SkinnedMesh(mesh.positions, mesh.skeleton, (idx, w), base=mesh.base,
                        bind_shape=mesh.bind_shape)
     out = {}
+    premat = np.linalg.solve(np.array(rig.matrix_world), np.array(obj.matrix_world))
     for pv in (False, True):
         mod.use_deform_preserve_volume = pv
         out[pv] = skb.evaluated_positions(obj).astype(np.float64)
+        if space == "armature":
+            out[pv] = out[pv] @ premat[:3, :3].T + premat[:3, 3]
     return out[False], out[True], m, skb.pose_locals(rig, mesh.skeleton)
 
 
@@ -317,9 +321,15 @@ def test_envelope_weights(scene, placed):
     set_pose(rig, {"b1": {"rot": [((1, 0, 0), 50)]}})
     s = blender_w.sum(1)
     assert not np.any((s > 1e-6) & (s <= 1e-4))  # Blender's and skinkit's "unskinned" agree
-    lbs, dqs, m, loc = blender_and_skinkit(obj, rig, mod)
     size = _size(mesh.positions)
+    lbs, dqs, m, loc = blender_and_skinkit(obj, rig, mod)
     assert np.abs(m.pose(loc) - lbs).max() < 1e-5 * size
+    if placed == "non-uniform":
+        # The modifier blends in armature space; seen from the mesh's space the palettes carry
+        # the object's non-uniform scale, so object-space DQS takes its scale path and differs.
+        assert np.abs(m.pose(loc, method="dqs") - dqs).max() > 1e-3 * size
+        lbs, dqs, m, loc = blender_and_skinkit(obj, rig, mod, space="armature")
+        assert np.abs(m.pose(loc) - lbs).max() < 1e-5 * size
     assert np.abs(m.pose(loc, method="dqs") - dqs).max() < 1e-5 * size
 
 
@@ -360,3 +370,11 @@ def test_read_write_roundtrip(scene):
         skb.to_blender(obj, posed[:5])
     with pytest.raises(TypeError, match="armature"):
         skb.armature_to_skeleton(obj)
+    with pytest.raises(ValueError, match="space"):
+        skb.from_blender(obj, rig, space="world")
+    # armature space: positions through Blender's premat, base = bind_shape = the armature's
+    arm_mesh, _ = skb.from_blender(obj, rig, space="armature")
+    premat = np.linalg.solve(mw, np.array(obj.matrix_world))
+    np.testing.assert_allclose(arm_mesh.positions, verts @ premat[:3, :3].T + premat[:3, 3],
+                               atol=1e-5)
+    np.testing.assert_allclose(arm_mesh.base, mw, atol=1e-7)
