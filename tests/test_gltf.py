@@ -934,3 +934,37 @@ def test_normals_and_tangents(tmp_path):
     got = n.astype(float) @ mesh.base[:3, :3].T
     got /= np.linalg.norm(got, axis=1, keepdims=True)
     np.testing.assert_allclose(got, nw, atol=1e-5)
+
+
+def test_mesh_quantization_positions(tmp_path):
+    """KHR_mesh_quantization (required): integer POSITION components are read as their values,
+    normalized ones as value / 32767; the pose follows the specification."""
+    scene = arm_scene()
+    path = write_scene(tmp_path, scene, extra={"extensionsUsed": ["KHR_mesh_quantization"],
+                                               "extensionsRequired": ["KHR_mesh_quantization"]})
+    d = json.load(open(path))
+    head, payload = d["buffers"][0]["uri"].split(",")
+    blob = bytearray(base64.b64decode(payload))
+    q = np.round(scene["P"] * 1000).astype(np.int16)
+    q4 = np.zeros((len(q), 4), np.int16)  # vertex attributes are 4-byte aligned: pad to 8 bytes
+    q4[:, :3] = q
+    off = len(blob)
+    blob += q4.tobytes()
+    d["bufferViews"].append({"buffer": 0, "byteOffset": off, "byteLength": q4.nbytes,
+                             "byteStride": 8})
+    d["accessors"].append({"bufferView": len(d["bufferViews"]) - 1, "componentType": 5122,
+                           "count": len(q), "type": "VEC3"})
+    d["meshes"][0]["primitives"][0]["attributes"]["POSITION"] = len(d["accessors"]) - 1
+    d["buffers"][0] = {"byteLength": len(blob),
+                       "uri": head + "," + base64.b64encode(bytes(blob)).decode()}
+    json.dump(d, open(path, "w"))
+    (mesh,), (clip,) = gltf.load(path)
+    np.testing.assert_array_equal(mesh.positions, q.astype(np.float32))
+    scene["P"] = q.astype(float)
+    for t in (0.3, 1.1):
+        got = _world(mesh, mesh.pose(clip, t).astype(np.float64))
+        np.testing.assert_allclose(got, spec_pose(scene, t), rtol=0, atol=2e-6 * 3000)
+    d["accessors"][-1]["normalized"] = True
+    json.dump(d, open(path, "w"))
+    (mesh,), _ = gltf.load(path)
+    np.testing.assert_allclose(mesh.positions, q / 32767.0, atol=1e-7)

@@ -7,7 +7,7 @@ buffers) or ``.glb`` file as a :class:`~skinkit.SkinnedMesh` and every animation
     world vertex = sum_k  w_k  G(joint_k, t) @ inverseBindMatrix_k @ p
 
 with ``G`` the joint node's global matrix from the scene root (non-joint ancestors included) and
-the skinned mesh node's own transform ignored.
+the skinned mesh node's own transform ignored (``skin.skeleton`` is only a hint and is not used).
 
 Output space (DESIGN.md section 1): the skeleton's globals are world matrices; ``mesh.base`` is
 the world matrix of the frame of the skeleton's non-joint ancestors (identity when the root joints
