@@ -1013,6 +1013,13 @@ static PyObject *py_bind_envelope(PyObject *self, PyObject *args)
  * Module
  * ---------------------------------------------------------------------------------------- */
 
+/* NumPy 2 headers name the API version the module targets; older headers do not. */
+#ifdef NPY_FEATURE_VERSION_STRING
+#define SK_NUMPY_TARGET NPY_FEATURE_VERSION_STRING
+#else
+#define SK_NUMPY_TARGET "pre-2.0 headers"
+#endif
+
 static PyObject *py_build_info(PyObject *self, PyObject *noargs)
 {
     return Py_BuildValue("{s:s,s:s,s:i,s:s}", "compiler",
@@ -1023,7 +1030,7 @@ static PyObject *py_build_info(PyObject *self, PyObject *noargs)
 #else
                          "unknown",
 #endif
-                         "numpy_build_api", NPY_FEATURE_VERSION_STRING, "c_standard",
+                         "numpy_build_api", SK_NUMPY_TARGET, "c_standard",
                          (int)(__STDC_VERSION__), "build_date", __DATE__);
 }
 
