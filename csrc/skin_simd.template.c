@@ -64,24 +64,34 @@ SK_ALWAYS_INLINE double simd_weight_f64(const char *p, sk_weight_type t)
     }
 }
 
-/* Slot k of a vertex: its weight, and its joint, or joint 0 for a zero weight (whose index is
- * never meaningful) and for an index that escaped validation (never read out of bounds). */
-#define SIMD_SLOT(FLOAT_READ, in, ip, wp, k, it, J, w, j)                                        \
+/* Slot k of a vertex: its weight, and its joint, or joint 0 for an index outside [0, J) (a
+ * zero weight's index may be anything): never a read out of bounds.  A zero weight's in-range
+ * joint is read and adds 0 (palettes are finite), which keeps the loop free of branches. */
+#define SIMD_SLOT(FLOAT_READ, in, ip, wp, k, it, wt, J, w, j)                                    \
     do {                                                                                         \
-        (w) = FLOAT_READ((wp) + (k) * (in)->weights.elem, (in)->weight_type);                   \
+        (w) = FLOAT_READ((wp) + (k) * (in)->weights.elem, (wt));                                \
         (j) = simd_index((ip) + (k) * (in)->indices.elem, (it));                               \
-        if ((w) == 0 || (uint64_t)(j) >= (uint64_t)(J)) (j) = 0;                                \
+        (j) = (uint64_t)(j) < (uint64_t)(J) ? (j) : 0;                                           \
     } while (0)
 
-/* Dispatch once per call on the index type, so each instantiation reads its type directly. */
-#define SIMD_BY_INDEX_TYPE(fn, job, begin, end)                                                  \
-    switch ((job)->influences.index_type) {                                                      \
-    case SK_INDEX_U8: fn(job, begin, end, SK_INDEX_U8); break;                                   \
-    case SK_INDEX_U16: fn(job, begin, end, SK_INDEX_U16); break;                                 \
-    case SK_INDEX_U32: fn(job, begin, end, SK_INDEX_U32); break;                                 \
-    case SK_INDEX_I32: fn(job, begin, end, SK_INDEX_I32); break;                                 \
-    default: fn(job, begin, end, SK_INDEX_I64); break;                                           \
-    }
+/* Dispatch once per call: K = 4 with float weights (glTF's layout) gets instantiations with the
+ * slot loop unrolled, for uint16 and uint8 indices (glTF's JOINTS_0) and for the other index
+ * types read through a switch; any other K or weight type one more.  kk = 0: K read from the
+ * job.  Few instantiations keep the object code (and its compile time) small. */
+#define SIMD_DISPATCH(fn, job, begin, end)                                                       \
+    do {                                                                                         \
+        const sk_influences *in_ = &(job)->influences;                                          \
+        if (in_->k == 4 && in_->weight_type == SK_WEIGHT_FLOAT) {                               \
+            if (in_->index_type == SK_INDEX_U16)                                                 \
+                fn(job, begin, end, SK_INDEX_U16, 4, SK_WEIGHT_FLOAT);                           \
+            else if (in_->index_type == SK_INDEX_U8)                                             \
+                fn(job, begin, end, SK_INDEX_U8, 4, SK_WEIGHT_FLOAT);                            \
+            else                                                                                 \
+                fn(job, begin, end, in_->index_type, 4, SK_WEIGHT_FLOAT);                        \
+        } else {                                                                                 \
+            fn(job, begin, end, in_->index_type, 0, in_->weight_type);                           \
+        }                                                                                        \
+    } while (0)
 
 /* Vertices [v0, v0 + n) of a (V, 3) stream of any strides into a zero-padded packed block of
  * `cap` vertices, and back.  Partial blocks and strided layouts (interleaved vertex buffers,
@@ -137,6 +147,42 @@ SK_ALWAYS_INLINE int packed_job(const sk_stream *p, const sk_stream *op, const s
            sk_simd_packed3(on, size);
 }
 
+SK_ALWAYS_INLINE ptrdiff_t index_size(sk_index_type t)
+{
+    return t == SK_INDEX_U8 ? 1 : t == SK_INDEX_U16 ? 2 : t == SK_INDEX_I64 ? 8 : 4;
+}
+
+/* For K = 4: the joints of slots 0..3 of vertices v0 .. v0 + n - 1 as offsets into `prepared`
+ * (`stride` elements per joint), joint 0 for an index outside [0, J).  Done for a whole block
+ * before the blends, as one loop the compiler vectorizes when the index rows are contiguous,
+ * it takes the index work out of the per-slot dependency chain. */
+SK_ALWAYS_INLINE void offsets4(int32_t *off, const sk_influences *in, int64_t v0, int n,
+                               sk_index_type it, int64_t n_joints, int32_t stride)
+{
+    const ptrdiff_t is = index_size(it);
+    const char *ip = (const char *)in->indices.data + v0 * in->indices.row;
+    const uint64_t J = (uint64_t)n_joints;
+    if (in->indices.row == 4 * is && in->indices.elem == is) {
+        for (int s = 0; s < 4 * n; ++s) {
+            uint64_t j;
+            switch (it) {
+            case SK_INDEX_U8: j = ((const uint8_t *)ip)[s]; break;
+            case SK_INDEX_U16: j = ((const uint16_t *)ip)[s]; break;
+            case SK_INDEX_U32: j = ((const uint32_t *)ip)[s]; break;
+            case SK_INDEX_I32: j = (uint64_t)(int64_t)((const int32_t *)ip)[s]; break;
+            default: j = (uint64_t)((const int64_t *)ip)[s]; break;
+            }
+            off[s] = j < J ? (int32_t)j * stride : 0;
+        }
+    } else {
+        for (int i = 0; i < n; ++i)
+            for (int k = 0; k < 4; ++k) {
+                uint64_t j = (uint64_t)simd_index(ip + i * in->indices.row + k * in->indices.elem, it);
+                off[4 * i + k] = j < J ? (int32_t)j * stride : 0;
+            }
+    }
+}
+
 /* ==========================================================================================
  * float32 LBS, AVX-512: 16 vertices per block, one vertex's blended 3x4 per zmm register.
  * ======================================================================================== */
@@ -144,6 +190,7 @@ SK_ALWAYS_INLINE int packed_job(const sk_stream *p, const sk_stream *op, const s
 
 typedef struct {
     __m512i pick[16];  /* vertex i: [px px px px py .. pz .. 1 1 1 1] from two input registers */
+    __m512i pick0[16]; /* the same with [.. 0 0 0 0]: a normal times a whole 3x4 */
     __m512i pack[3];   /* output register r from the group sums r and r + 1 */
     __m512i spread[3]; /* output register r lane -> the lane of its vertex among 16 norms */
 } lbs16_tables;
@@ -161,6 +208,8 @@ static void lbs16_make_tables(lbs16_tables *tb)
         for (int l = 0; l < 12; ++l) a[l] = 3 * i + l / 4 - base;
         for (int l = 12; l < 16; ++l) a[l] = one_bits; /* masked off: the lane keeps these bits */
         tb->pick[i] = _mm512_loadu_si512(a);
+        for (int l = 12; l < 16; ++l) a[l] = 0;
+        tb->pick0[i] = _mm512_loadu_si512(a);
     }
     for (int r = 0; r < 3; ++r) {
         for (int f = 0; f < 16; ++f) {
@@ -178,17 +227,30 @@ static void lbs16_make_tables(lbs16_tables *tb)
 
 /* m = sum_k w_k K[j_k] and c = sum_k w_k cof[j_k] (column-major, padded); returns sum_k w_k. */
 SK_ALWAYS_INLINE float lbs16_blend(__m512 *m, __m512 *c, const sk_skin_job_f32 *job, int64_t v,
-                                   sk_index_type it, int normals)
+                                   const int32_t *off, sk_index_type it, int64_t kk,
+                                   sk_weight_type wt, int normals)
 {
     const sk_influences *in = &job->influences;
     const char *ip = (const char *)in->indices.data + v * in->indices.row;
     const char *wp = (const char *)in->weights.data + v * in->weights.row;
     __m512 am = _mm512_setzero_ps(), ac = _mm512_setzero_ps();
     float total = 0;
-    for (int64_t k = 0; k < in->k; ++k) {
+    if (kk == 4) { /* float weights, joints from offsets4, sums from small4_f32 */
+        for (int k = 0; k < 4; ++k) {
+            const __m512 wv = _mm512_set1_ps(*(const float *)(wp + k * in->weights.elem));
+            const float *pj = job->prepared + off[k];
+            am = _mm512_fmadd_ps(wv, _mm512_loadu_ps(pj), am);
+            if (normals) ac = _mm512_fmadd_ps(wv, _mm512_loadu_ps(pj + 16), ac);
+        }
+        *m = am;
+        *c = ac;
+        return 1;
+    }
+    const int64_t K = kk ? kk : in->k;
+    for (int64_t k = 0; k < K; ++k) {
         float w;
         int64_t j;
-        SIMD_SLOT(simd_weight_f32, in, ip, wp, k, it, job->n_joints, w, j);
+        SIMD_SLOT(simd_weight_f32, in, ip, wp, k, it, wt, job->n_joints, w, j);
         const float *pj = job->prepared + SK_LBS_PREPARED_SIZE * j;
         const __m512 wv = _mm512_set1_ps(w);
         total += w;
@@ -238,35 +300,105 @@ SK_ALWAYS_INLINE void store48(float *p, const __m512 r[3], int stream)
     }
 }
 
+/* For K = 4 float weights: bit i set when vertex v0 + i sums its weights to <= 1e-6 (or is
+ * padding, i >= n).  The sums are ((w0 + w1) + w2) + w3, the order of the per-slot loops. */
+SK_ALWAYS_INLINE unsigned small4_f32(const sk_influences *in, int64_t v0, int n, int cap)
+{
+    const char *wp = (const char *)in->weights.data + v0 * in->weights.row;
+    unsigned small = 0;
+    for (int i = 0; i < cap; ++i) {
+        if (i >= n) {
+            small |= 1u << i;
+            continue;
+        }
+        const char *r = wp + i * in->weights.row;
+        float t = *(const float *)r;
+        for (int k = 1; k < 4; ++k) t += *(const float *)(r + k * in->weights.elem);
+        small |= (unsigned)!(t > 1e-6f) << i;
+    }
+    return small;
+}
+
+/* Whether every joint's cofactor equals its 3x3 to within `tol` (a rotation: cof(R) = R).  Then
+ * normals can be blended with the matrices themselves, which halves the blending work; the
+ * difference is rounding (a few ulps), far inside the kernels' tolerance. */
+SK_ALWAYS_INLINE int cof_is_matrix_f32(const float *prep, int64_t n_joints, float tol)
+{
+    for (int64_t j = 0; j < n_joints; ++j)
+        for (int c = 0; c < 3; ++c)
+            for (int r = 0; r < 3; ++r) {
+                float d = prep[32 * j + 4 * c + r] - prep[32 * j + 16 + 4 * c + r];
+                if (!(d <= tol && d >= -tol)) return 0;
+            }
+    return 1;
+}
+
+SK_ALWAYS_INLINE int cof_is_matrix_f64(const double *prep, int64_t n_joints, double tol)
+{
+    for (int64_t j = 0; j < n_joints; ++j)
+        for (int c = 0; c < 3; ++c)
+            for (int r = 0; r < 3; ++r) {
+                double d = prep[32 * j + 4 * c + r] - prep[32 * j + 16 + 4 * c + r];
+                if (!(d <= tol && d >= -tol)) return 0;
+            }
+    return 1;
+}
+
+/* Tolerances for cof_is_matrix: two units in the last place of 1. */
+#define SK_COF_TOL_F32 2.4e-7f
+#define SK_COF_TOL_F64 4.5e-16
+
 /* Vertices v0 .. v0 + n - 1 (n <= 16; the rest of the block is padding): inputs pin / nin and
  * outputs pout / nout hold 48 floats each (nin, nout NULL without normals).  All inputs are read
  * before any output is written, so out = positions works. */
 SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables *tb, int64_t v0,
                                   int n, const float *pin, const float *nin, float *pout,
-                                  float *nout, int stream_p, int stream_n, sk_index_type it)
+                                  float *nout, int stream_p, int stream_n, int rigid,
+                                  sk_index_type it, int64_t kk, sk_weight_type wt)
 {
     const int normals = nin != NULL;
     __m512 p[3], nv[3] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
     for (int r = 0; r < 3; ++r) p[r] = _mm512_loadu_ps(pin + 16 * r);
     if (normals)
         for (int r = 0; r < 3; ++r) nv[r] = _mm512_loadu_ps(nin + 16 * r);
-    __m512 yp[4], yn[4];
+    /* First every vertex's blend (a rolled loop: the code stays small enough for the
+     * instruction cache, and out-of-order execution overlaps the vertices), then the
+     * products and sums, unrolled so that every shuffle has constant operands. */
+    __m512 mb[16], cb[16];
+    int32_t off[64];
+    unsigned small = 0;
+    if (kk == 4) {
+        offsets4(off, &job->influences, v0, n, it, job->n_joints, SK_LBS_PREPARED_SIZE);
+        small = small4_f32(&job->influences, v0, n, 16);
+    }
+#pragma GCC unroll 1
+    for (int i = 0; i < 16; ++i) {
+        float total = 0;
+        mb[i] = cb[i] = _mm512_setzero_ps();
+        if (i < n)
+            total = lbs16_blend(&mb[i], &cb[i], job, v0 + i, off + 4 * i, it, kk, wt,
+                                normals && !rigid);
+        if (kk != 4 && !(total > 1e-6f)) small |= 1u << i;
+    }
     uint64_t copy = 0; /* three bits per vertex: its lanes in the packed output */
+    for (int i = 0; small && i < 16; ++i)
+        if (small >> i & 1) copy |= (uint64_t)7 << (3 * i);
+    __m512 yp[4], yn[4];
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
         __m512 qp[4], qn[4];
 #pragma GCC unroll 4
         for (int b = 0; b < 4; ++b) {
             const int i = 4 * g + b;
-            __m512 m = _mm512_setzero_ps(), c = _mm512_setzero_ps();
-            float total = 0;
-            if (i < n) total = lbs16_blend(&m, &c, job, v0 + i, it, normals);
-            if (!(total > 1e-6f)) copy |= (uint64_t)7 << (3 * i);
+            const __m512 m = mb[i], c = cb[i];
             const __m512 lo = i <= 5 ? p[0] : p[1], hi = i <= 5 ? p[1] : p[2];
             qp[b] = _mm512_mul_ps(m, _mm512_mask2_permutex2var_ps(lo, tb->pick[i], 0x0FFF, hi));
             if (normals) {
                 const __m512 nlo = i <= 5 ? nv[0] : nv[1], nhi = i <= 5 ? nv[1] : nv[2];
-                qn[b] = _mm512_mul_ps(c, _mm512_mask2_permutex2var_ps(nlo, tb->pick[i], 0x0FFF, nhi));
+                if (rigid) /* the matrix itself, its translation times 0 */
+                    qn[b] = _mm512_mul_ps(m, _mm512_mask2_permutex2var_ps(nlo, tb->pick0[i], 0x0FFF, nhi));
+                else
+                    qn[b] = _mm512_mul_ps(c, _mm512_mask2_permutex2var_ps(nlo, tb->pick[i], 0x0FFF, nhi));
             }
         }
         yp[g] = lbs16_sum_blocks(qp);
@@ -292,25 +424,27 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
 
 /* A partial or strided block of n <= 16 vertices through stack copies. */
 SK_ALWAYS_INLINE void lbs16_part(const sk_skin_job_f32 *job, const lbs16_tables *tb, int64_t v0,
-                                 int64_t n, sk_index_type it)
+                                 int64_t n, int rigid, sk_index_type it, int64_t kk, sk_weight_type wt)
 {
     float pin[48], nin[48], pout[48], nout[48];
     const int normals = job->normals.data != NULL;
     gather3_f32(pin, 16, &job->positions, v0, n);
     if (normals) gather3_f32(nin, 16, &job->normals, v0, n);
     lbs16_block(job, tb, v0, (int)n, pin, normals ? nin : NULL, pout, normals ? nout : NULL, 0, 0,
-                it);
+                rigid, it, kk, wt);
     scatter3_f32(&job->out_positions, v0, n, pout);
     if (normals) scatter3_f32(&job->out_normals, v0, n, nout);
 }
 
 SK_ALWAYS_INLINE void lbs16_range(const sk_skin_job_f32 *job, int64_t begin, int64_t end,
-                                  sk_index_type it)
+                                  sk_index_type it, int64_t kk, sk_weight_type wt)
 {
     lbs16_tables tb;
     lbs16_make_tables(&tb);
+    const int rigid = job->normals.data && cof_is_matrix_f32(job->prepared, job->n_joints, SK_COF_TOL_F32);
     if (!packed_job(&job->positions, &job->out_positions, &job->normals, &job->out_normals, 4)) {
-        for (int64_t v = begin; v < end; v += 16) lbs16_part(job, &tb, v, end - v < 16 ? end - v : 16, it);
+        for (int64_t v = begin; v < end; v += 16)
+            lbs16_part(job, &tb, v, end - v < 16 ? end - v : 16, rigid, it, kk, wt);
         return;
     }
     const int normals = job->normals.data != NULL;
@@ -326,38 +460,39 @@ SK_ALWAYS_INLINE void lbs16_range(const sk_skin_job_f32 *job, int64_t begin, int
     }
     if (head > end - v) head = end - v;
     if (head > 0) {
-        lbs16_part(job, &tb, v, head, it);
+        lbs16_part(job, &tb, v, head, rigid, it, kk, wt);
         v += head;
     }
     for (; v + 16 <= end; v += 16) {
         int sn = stream && normals && ((uintptr_t)(nout + 3 * v) & 63) == 0;
         lbs16_block(job, &tb, v, 16, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
-                    normals ? nout + 3 * v : NULL, stream, sn, it);
+                    normals ? nout + 3 * v : NULL, stream, sn, rigid, it, kk, wt);
     }
-    if (v < end) lbs16_part(job, &tb, v, end - v, it);
+    if (v < end) lbs16_part(job, &tb, v, end - v, rigid, it, kk, wt);
     if (stream) _mm_sfence(); /* non-temporal stores visible before the threads join */
 }
 
 void SK_ISA(sk_lbs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end)
 {
-    SIMD_BY_INDEX_TYPE(lbs16_range, job, begin, end)
+    SIMD_DISPATCH(lbs16_range, job, begin, end);
 }
 
 #else /* AVX2: 8 vertices per block, one vertex's blended 3x4 per ymm pair */
 
 /* m[0] = columns 0, 1 and m[1] = columns 2, 3 of sum_k w_k K[j_k]; c likewise for cofactors. */
 SK_ALWAYS_INLINE float lbs8_blend(__m256 m[2], __m256 c[2], const sk_skin_job_f32 *job, int64_t v,
-                                  sk_index_type it, int normals)
+                                  sk_index_type it, int64_t kk, sk_weight_type wt, int normals)
 {
     const sk_influences *in = &job->influences;
     const char *ip = (const char *)in->indices.data + v * in->indices.row;
     const char *wp = (const char *)in->weights.data + v * in->weights.row;
     __m256 m0 = _mm256_setzero_ps(), m1 = m0, c0 = m0, c1 = m0;
     float total = 0;
-    for (int64_t k = 0; k < in->k; ++k) {
+    const int64_t K = kk ? kk : in->k;
+    for (int64_t k = 0; k < K; ++k) {
         float w;
         int64_t j;
-        SIMD_SLOT(simd_weight_f32, in, ip, wp, k, it, job->n_joints, w, j);
+        SIMD_SLOT(simd_weight_f32, in, ip, wp, k, it, wt, job->n_joints, w, j);
         const float *pj = job->prepared + SK_LBS_PREPARED_SIZE * j;
         const __m256 wv = _mm256_set1_ps(w);
         total += w;
@@ -407,21 +542,27 @@ SK_ALWAYS_INLINE void lbs8_store(float *out, const __m256 y[4])
 
 /* As lbs16_block, for n <= 8 vertices of 24 floats (the outputs may hold one float more). */
 SK_ALWAYS_INLINE void lbs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, const float *pin,
-                                 const float *nin, float *pout, float *nout, sk_index_type it)
+                                 const float *nin, float *pout, float *nout, sk_index_type it, int64_t kk, sk_weight_type wt)
 {
     const int normals = nin != NULL;
-    __m256 yp[4], yn[4];
+    /* the blends in a rolled loop (small code), then the unrolled products and sums */
+    __m256 mb[8][2], cb[8][2];
     unsigned copy = 0;
+#pragma GCC unroll 1
+    for (int i = 0; i < 8; ++i) {
+        float total = 0;
+        mb[i][0] = mb[i][1] = cb[i][0] = cb[i][1] = _mm256_setzero_ps();
+        if (i < n) total = lbs8_blend(mb[i], cb[i], job, v0 + i, it, kk, wt, normals);
+        if (!(total > 1e-6f)) copy |= 1u << i;
+    }
+    __m256 yp[4], yn[4];
 #pragma GCC unroll 4
     for (int h = 0; h < 4; ++h) {
         __m256 qp[2], qn[2];
 #pragma GCC unroll 2
         for (int e = 0; e < 2; ++e) {
             const int i = 2 * h + e;
-            __m256 m[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()}, c[2] = {m[0], m[0]};
-            float total = 0;
-            if (i < n) total = lbs8_blend(m, c, job, v0 + i, it, normals);
-            if (!(total > 1e-6f)) copy |= 1u << i;
+            const __m256 *m = mb[i], *c = cb[i];
             qp[e] = _mm256_fmadd_ps(m[1], lbs8_z1(pin + 3 * i), _mm256_mul_ps(m[0], lbs8_xy(pin + 3 * i)));
             if (normals)
                 qn[e] = _mm256_fmadd_ps(c[1], lbs8_z1(nin + 3 * i), _mm256_mul_ps(c[0], lbs8_xy(nin + 3 * i)));
@@ -467,19 +608,19 @@ SK_ALWAYS_INLINE void lbs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, 
 }
 
 /* A partial or strided block of n <= 8 vertices through stack copies. */
-SK_ALWAYS_INLINE void lbs8_part(const sk_skin_job_f32 *job, int64_t v0, int64_t n, sk_index_type it)
+SK_ALWAYS_INLINE void lbs8_part(const sk_skin_job_f32 *job, int64_t v0, int64_t n, sk_index_type it, int64_t kk, sk_weight_type wt)
 {
     const int normals = job->normals.data != NULL;
     float bp[24], bn[24], op[25], on[25];
     gather3_f32(bp, 8, &job->positions, v0, n);
     if (normals) gather3_f32(bn, 8, &job->normals, v0, n);
-    lbs8_block(job, v0, (int)n, bp, normals ? bn : NULL, op, normals ? on : NULL, it);
+    lbs8_block(job, v0, (int)n, bp, normals ? bn : NULL, op, normals ? on : NULL, it, kk, wt);
     scatter3_f32(&job->out_positions, v0, n, op);
     if (normals) scatter3_f32(&job->out_normals, v0, n, on);
 }
 
 SK_ALWAYS_INLINE void lbs8_range(const sk_skin_job_f32 *job, int64_t begin, int64_t end,
-                                 sk_index_type it)
+                                 sk_index_type it, int64_t kk, sk_weight_type wt)
 {
     const int normals = job->normals.data != NULL;
     int64_t v = begin;
@@ -490,14 +631,14 @@ SK_ALWAYS_INLINE void lbs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
         float *nout = (float *)job->out_normals.data;
         for (; v + 8 <= end; v += 8)
             lbs8_block(job, v, 8, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
-                       normals ? nout + 3 * v : NULL, it);
+                       normals ? nout + 3 * v : NULL, it, kk, wt);
     }
-    for (; v < end; v += 8) lbs8_part(job, v, end - v < 8 ? end - v : 8, it);
+    for (; v < end; v += 8) lbs8_part(job, v, end - v < 8 ? end - v : 8, it, kk, wt);
 }
 
 void SK_ISA(sk_lbs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end)
 {
-    SIMD_BY_INDEX_TYPE(lbs8_range, job, begin, end)
+    SIMD_DISPATCH(lbs8_range, job, begin, end);
 }
 
 #endif /* __AVX512F__ */
@@ -507,17 +648,19 @@ void SK_ISA(sk_lbs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end
  * ======================================================================================== */
 
 SK_ALWAYS_INLINE double lbs4d_blend(__m256d m[4], __m256d c[3], const sk_skin_job_f64 *job,
-                                    int64_t v, sk_index_type it, int normals)
+                                    int64_t v, sk_index_type it, int64_t kk, sk_weight_type wt,
+                                    int normals)
 {
     const sk_influences *in = &job->influences;
     const char *ip = (const char *)in->indices.data + v * in->indices.row;
     const char *wp = (const char *)in->weights.data + v * in->weights.row;
     __m256d m0 = _mm256_setzero_pd(), m1 = m0, m2 = m0, m3 = m0, c0 = m0, c1 = m0, c2 = m0;
     double total = 0;
-    for (int64_t k = 0; k < in->k; ++k) {
+    const int64_t K = kk ? kk : in->k;
+    for (int64_t k = 0; k < K; ++k) {
         double w;
         int64_t j;
-        SIMD_SLOT(simd_weight_f64, in, ip, wp, k, it, job->n_joints, w, j);
+        SIMD_SLOT(simd_weight_f64, in, ip, wp, k, it, wt, job->n_joints, w, j);
         const double *pj = job->prepared + SK_LBS_PREPARED_SIZE * j;
         const __m256d wv = _mm256_set1_pd(w);
         total += w;
@@ -545,19 +688,24 @@ SK_ALWAYS_INLINE void lbs4d_store(double *out, const __m256d y[4])
 }
 
 SK_ALWAYS_INLINE void lbs4d_block(const sk_skin_job_f64 *job, int64_t v0, int n, const double *pin,
-                                  const double *nin, double *pout, double *nout, sk_index_type it)
+                                  const double *nin, double *pout, double *nout, sk_index_type it, int64_t kk, sk_weight_type wt)
 {
     const int normals = nin != NULL;
-    __m256d yp[4], yn[4];
+    /* the blends in a rolled loop (small code), then the unrolled products and sums */
+    __m256d mb[4][4], cb[4][3];
     unsigned copy = 0;
+#pragma GCC unroll 1
+    for (int i = 0; i < 4; ++i) {
+        double total = 0;
+        for (int q = 0; q < 4; ++q) mb[i][q] = _mm256_setzero_pd();
+        for (int q = 0; q < 3; ++q) cb[i][q] = _mm256_setzero_pd();
+        if (i < n) total = lbs4d_blend(mb[i], cb[i], job, v0 + i, it, kk, wt, normals);
+        if (!(total > 1e-6)) copy |= 1u << i;
+    }
+    __m256d yp[4], yn[4];
 #pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) {
-        __m256d m[4], c[3];
-        double total = 0;
-        for (int q = 0; q < 4; ++q) m[q] = _mm256_setzero_pd();
-        for (int q = 0; q < 3; ++q) c[q] = _mm256_setzero_pd();
-        if (i < n) total = lbs4d_blend(m, c, job, v0 + i, it, normals);
-        if (!(total > 1e-6)) copy |= 1u << i;
+        const __m256d *m = mb[i], *c = cb[i];
         const double *p = pin + 3 * i;
         /* (c0 px + c2 pz) + (c1 py + c3), as the float kernels sum their blocks */
         yp[i] = _mm256_add_pd(
@@ -602,19 +750,19 @@ SK_ALWAYS_INLINE void lbs4d_block(const sk_skin_job_f64 *job, int64_t v0, int n,
             }
 }
 
-SK_ALWAYS_INLINE void lbs4d_part(const sk_skin_job_f64 *job, int64_t v0, int64_t n, sk_index_type it)
+SK_ALWAYS_INLINE void lbs4d_part(const sk_skin_job_f64 *job, int64_t v0, int64_t n, sk_index_type it, int64_t kk, sk_weight_type wt)
 {
     const int normals = job->normals.data != NULL;
     double bp[12], bn[12], op[12], on[12];
     gather3_f64(bp, 4, &job->positions, v0, n);
     if (normals) gather3_f64(bn, 4, &job->normals, v0, n);
-    lbs4d_block(job, v0, (int)n, bp, normals ? bn : NULL, op, normals ? on : NULL, it);
+    lbs4d_block(job, v0, (int)n, bp, normals ? bn : NULL, op, normals ? on : NULL, it, kk, wt);
     scatter3_f64(&job->out_positions, v0, n, op);
     if (normals) scatter3_f64(&job->out_normals, v0, n, on);
 }
 
 SK_ALWAYS_INLINE void lbs4d_range(const sk_skin_job_f64 *job, int64_t begin, int64_t end,
-                                  sk_index_type it)
+                                  sk_index_type it, int64_t kk, sk_weight_type wt)
 {
     const int normals = job->normals.data != NULL;
     int64_t v = begin;
@@ -625,14 +773,14 @@ SK_ALWAYS_INLINE void lbs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
         double *nout = (double *)job->out_normals.data;
         for (; v + 4 <= end; v += 4)
             lbs4d_block(job, v, 4, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
-                        normals ? nout + 3 * v : NULL, it);
+                        normals ? nout + 3 * v : NULL, it, kk, wt);
     }
-    for (; v < end; v += 4) lbs4d_part(job, v, end - v < 4 ? end - v : 4, it);
+    for (; v < end; v += 4) lbs4d_part(job, v, end - v < 4 ? end - v : 4, it, kk, wt);
 }
 
 void SK_ISA(sk_lbs, _f64)(const sk_skin_job_f64 *job, int64_t begin, int64_t end)
 {
-    SIMD_BY_INDEX_TYPE(lbs4d_range, job, begin, end)
+    SIMD_DISPATCH(lbs4d_range, job, begin, end);
 }
 
 /* ==========================================================================================
@@ -642,36 +790,85 @@ void SK_ISA(sk_lbs, _f64)(const sk_skin_job_f64 *job, int64_t begin, int64_t end
 
 /* The scalar kernel's pivot and hemisphere rule (skin_dqs.template.c), the blend as one FMA per
  * slot.  Returns the weight sum; *b = 0 when it is <= 1e-6. */
+/* Hemisphere signs of a frame for small J: sign[p J + j] = -1 when joint j's rotation must be
+ * flipped to join pivot p's hemisphere (the scalar kernel's dot product, same expression), else
+ * 1.  Multiplying a weight by +-1 is exact, so the blend is bit-identical to testing the dot
+ * product per slot, and the slot loop loses its longest chain. */
+#define SK_DQS_SIGN_MAX_J 64
+
+static void dqs_signs(float *sign, const float *prep, int64_t n_joints)
+{
+    for (int64_t p = 0; p < n_joints; ++p) {
+        const float *q0 = prep + SK_DQS_PREPARED_SIZE * p;
+        for (int64_t j = 0; j < n_joints; ++j) {
+            const float *pj = prep + SK_DQS_PREPARED_SIZE * j;
+            float dot = q0[0] * pj[0] + q0[1] * pj[1] + q0[2] * pj[2] + q0[3] * pj[3];
+            sign[p * n_joints + j] = dot < 0 ? -1.0f : 1.0f;
+        }
+    }
+}
+
+/* The pivot is the largest weight, ties to the smallest joint: the largest of these keys, as
+ * the bits of a non-negative float order like the float (sign bit cleared: -0 is a zero weight,
+ * which never wins over a positive one; all-zero vertices are copied).  No float compares, no
+ * branches. */
+SK_ALWAYS_INLINE uint64_t pivot_key(float w, int64_t j)
+{
+    uint32_t bits;
+    memcpy(&bits, &w, sizeof bits);
+    return ((uint64_t)(bits & 0x7fffffffu) << 32) | (uint32_t)~(uint32_t)j;
+}
+
 SK_ALWAYS_INLINE float dqs8_blend(__m256 *b, const sk_skin_job_f32 *job, int64_t v,
-                                  sk_index_type it)
+                                  const int32_t *off, const float *sign, sk_index_type it,
+                                  int64_t kk, sk_weight_type wt)
 {
     const sk_influences *in = &job->influences;
     const char *ip = (const char *)in->indices.data + v * in->indices.row;
     const char *wp = (const char *)in->weights.data + v * in->weights.row;
     const float *prep = job->prepared;
-    float total = 0, best = -1;
+    float total = 0;
     int64_t pivot = 0;
-    for (int64_t k = 0; k < in->k; ++k) {
+    if (kk == 4 && sign) { /* joints from offsets4 (stride 1), signs from the table */
+        uint64_t top = 0;
+        for (int k = 0; k < 4; ++k) {
+            const float w = *(const float *)(wp + k * in->weights.elem);
+            total += w;
+            top = pivot_key(w, off[k]) > top ? pivot_key(w, off[k]) : top;
+        }
+        pivot = (uint32_t)~top;
+        __m256 acc = _mm256_setzero_ps();
+        if (total > 1e-6f) {
+            const float *sp = sign + pivot * job->n_joints;
+            for (int k = 0; k < 4; ++k) {
+                const __m256 ws = _mm256_mul_ps(_mm256_set1_ps(*(const float *)(wp + k * in->weights.elem)),
+                                                _mm256_set1_ps(sp[off[k]]));
+                acc = _mm256_fmadd_ps(ws, _mm256_loadu_ps(prep + SK_DQS_PREPARED_SIZE * off[k]), acc);
+            }
+        }
+        *b = acc;
+        return total;
+    }
+    const int64_t K = kk ? kk : in->k;
+    uint64_t top = 0;
+    for (int64_t k = 0; k < K; ++k) {
         float w;
         int64_t j;
-        SIMD_SLOT(simd_weight_f32, in, ip, wp, k, it, job->n_joints, w, j);
-        if (w == 0) continue;
+        SIMD_SLOT(simd_weight_f32, in, ip, wp, k, it, wt, job->n_joints, w, j);
         total += w;
-        if (w > best || (w == best && j < pivot)) {
-            best = w;
-            pivot = j;
-        }
+        top = pivot_key(w, j) > top ? pivot_key(w, j) : top;
     }
+    pivot = (uint32_t)~top;
     __m256 acc = _mm256_setzero_ps();
     if (total > 1e-6f) {
         const float *q0 = prep + SK_DQS_PREPARED_SIZE * pivot;
-        for (int64_t k = 0; k < in->k; ++k) {
+        for (int64_t k = 0; k < K; ++k) {
             float w;
             int64_t j;
-            SIMD_SLOT(simd_weight_f32, in, ip, wp, k, it, job->n_joints, w, j);
-            if (w == 0) continue;
+            SIMD_SLOT(simd_weight_f32, in, ip, wp, k, it, wt, job->n_joints, w, j);
             const float *pj = prep + SK_DQS_PREPARED_SIZE * j;
-            /* the same expression as the scalar kernel, so the same hemisphere decisions */
+            /* the same expression as the scalar kernel, so the same hemisphere decisions; a zero
+             * weight adds 0 (the palette is finite) */
             float dot = q0[0] * pj[0] + q0[1] * pj[1] + q0[2] * pj[2] + q0[3] * pj[3];
             float ws = dot < 0 ? -w : w;
             acc = _mm256_fmadd_ps(_mm256_set1_ps(ws), _mm256_loadu_ps(pj), acc);
@@ -733,16 +930,19 @@ SK_ALWAYS_INLINE void store8_xyz(float *p, __m256 x, __m256 y, __m256 z)
 #define V8(x) _mm256_set1_ps(x)
 
 SK_ALWAYS_INLINE void dqs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, const float *pin,
-                                 const float *nin, float *pout, float *nout, sk_index_type it)
+                                 const float *nin, float *pout, float *nout, const float *sign,
+                                 sk_index_type it, int64_t kk, sk_weight_type wt)
 {
     const int normals = nin != NULL;
     __m256 q[8];
     unsigned copy = 0;
-#pragma GCC unroll 8
+    int32_t off[32];
+    if (kk == 4 && sign) offsets4(off, &job->influences, v0, n, it, job->n_joints, 1);
+#pragma GCC unroll 1
     for (int i = 0; i < 8; ++i) {
         q[i] = _mm256_setzero_ps();
         float total = 0;
-        if (i < n) total = dqs8_blend(&q[i], job, v0 + i, it);
+        if (i < n) total = dqs8_blend(&q[i], job, v0 + i, off + 4 * i, sign, it, kk, wt);
         if (!(total > 1e-6f)) copy |= 1u << i;
     }
     transpose8_ps(q);
@@ -804,21 +1004,28 @@ SK_ALWAYS_INLINE void dqs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, 
 
 #undef V8
 
-SK_ALWAYS_INLINE void dqs8_part(const sk_skin_job_f32 *job, int64_t v0, int64_t n, sk_index_type it)
+SK_ALWAYS_INLINE void dqs8_part(const sk_skin_job_f32 *job, int64_t v0, int64_t n, const float *sign,
+                                sk_index_type it, int64_t kk, sk_weight_type wt)
 {
     const int normals = job->normals.data != NULL;
     float bp[24], bn[24], op[24], on[24];
     gather3_f32(bp, 8, &job->positions, v0, n);
     if (normals) gather3_f32(bn, 8, &job->normals, v0, n);
-    dqs8_block(job, v0, (int)n, bp, normals ? bn : NULL, op, normals ? on : NULL, it);
+    dqs8_block(job, v0, (int)n, bp, normals ? bn : NULL, op, normals ? on : NULL, sign, it, kk, wt);
     scatter3_f32(&job->out_positions, v0, n, op);
     if (normals) scatter3_f32(&job->out_normals, v0, n, on);
 }
 
 SK_ALWAYS_INLINE void dqs8_range(const sk_skin_job_f32 *job, int64_t begin, int64_t end,
-                                 sk_index_type it)
+                                 sk_index_type it, int64_t kk, sk_weight_type wt)
 {
     const int normals = job->normals.data != NULL;
+    float table[SK_DQS_SIGN_MAX_J * SK_DQS_SIGN_MAX_J];
+    const float *sign = NULL;
+    if (kk == 4 && job->n_joints <= SK_DQS_SIGN_MAX_J) {
+        dqs_signs(table, job->prepared, job->n_joints);
+        sign = table;
+    }
     int64_t v = begin;
     if (packed_job(&job->positions, &job->out_positions, &job->normals, &job->out_normals, 4)) {
         const float *pin = (const float *)job->positions.data;
@@ -827,12 +1034,12 @@ SK_ALWAYS_INLINE void dqs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
         float *nout = (float *)job->out_normals.data;
         for (; v + 8 <= end; v += 8)
             dqs8_block(job, v, 8, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
-                       normals ? nout + 3 * v : NULL, it);
+                       normals ? nout + 3 * v : NULL, sign, it, kk, wt);
     }
-    for (; v < end; v += 8) dqs8_part(job, v, end - v < 8 ? end - v : 8, it);
+    for (; v < end; v += 8) dqs8_part(job, v, end - v < 8 ? end - v : 8, sign, it, kk, wt);
 }
 
 void SK_ISA(sk_dqs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end)
 {
-    SIMD_BY_INDEX_TYPE(dqs8_range, job, begin, end)
+    SIMD_DISPATCH(dqs8_range, job, begin, end);
 }
