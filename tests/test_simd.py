@@ -1,0 +1,376 @@
+"""The SIMD kernels: every path this machine runs (scalar, avx2, avx512) against the NumPy
+reference, bit-identical across thread counts, range splits and memory layouts on each path, the
+validation fast path, and how a path is chosen (runtime detection, ``SKINKIT_SIMD``)."""
+import os
+import pathlib
+import platform
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import skinkit as sk
+from skinkit import _core
+from skinkit import reference as ref
+from skinkit import transforms as tf
+
+PATHS = _core.simd_paths()
+INDEX_DTYPES = [np.uint8, np.uint16, np.uint32, np.int32, np.int64]
+FLOATS = [np.float32, np.float64]
+TOL = {np.float64: 1e-12, np.float32: 1e-6}
+
+
+@pytest.fixture(params=PATHS)
+def path(request):
+    """Run the test on one SIMD path, then restore the one in use before."""
+    previous = _core.set_simd_path(request.param)
+    yield request.param
+    _core.set_simd_path(previous)
+
+
+def rigid_palette(rng, J, spread=2.0):
+    k = tf.rotvec(rng.normal(size=(J, 3)) * spread)
+    k[..., :3, 3] = rng.normal(size=(J, 3)) * 3.0
+    return k
+
+
+def scaled_palette(rng, J):
+    k = rigid_palette(rng, J)
+    k[..., :3, :3] = k[..., :3, :3] @ (np.eye(3) + 0.3 * rng.normal(size=(J, 3, 3)))
+    return k
+
+
+def influences(rng, V, J, K, index_dtype=np.uint16, dtype=np.float32):
+    """(V, K) influences summing to 1, a quarter of the slots zero with a garbage index (never
+    read), and vertices 3 and V - 2 with all weights zero (copied unchanged)."""
+    hi = min(J, np.iinfo(index_dtype).max + 1)
+    idx = rng.integers(0, hi, size=(V, K)).astype(index_dtype)
+    w = rng.random((V, K)) + 0.05
+    if K > 1:
+        off = rng.random((V, K)) < 0.25
+        off[:, 0] = False
+        w[off] = 0.0
+        idx[off] = np.iinfo(index_dtype).max if index_dtype != np.int64 else 10**12
+    w /= w.sum(1, keepdims=True)
+    w[[3, V - 2]] = 0.0
+    return idx, w.astype(dtype)
+
+
+def unit_rows(rng, V):
+    n = rng.normal(size=(V, 3))
+    return n / np.linalg.norm(n, axis=1, keepdims=True)
+
+
+def assert_close(got, want, positions, palette, dtype):
+    """|got - want| per vertex relative to |p| + the palette's largest translation."""
+    scale = np.linalg.norm(np.asarray(positions, np.float64), axis=-1) + \
+        np.abs(tf.to_4x4(palette)[..., :3, 3]).max()
+    err = np.linalg.norm(np.asarray(got, np.float64) - want, axis=-1) / scale
+    assert err.max() <= TOL[dtype], f"max relative error {err.max():.3g}"
+
+
+# ---------------------------------------------------------------------------------------------
+# choosing a path
+# ---------------------------------------------------------------------------------------------
+
+def _cpu_flags():
+    try:
+        text = pathlib.Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            return set(line.split(":", 1)[1].split())
+    return None
+
+
+def test_paths_follow_the_cpu():
+    assert PATHS[0] == "scalar" and _core.simd_path() in PATHS
+    assert set(PATHS) <= {"scalar", "avx2", "avx512"}
+    flags = _cpu_flags()
+    compiler = _core.build_info()["compiler"]
+    if flags is not None and platform.machine() in ("x86_64", "AMD64") and \
+            compiler.split()[0] in ("gcc", "clang"):
+        # a GCC / Clang build on x86-64 has both SIMD files: the CPU alone decides
+        assert ("avx2" in PATHS) == ({"avx2", "fma"} <= flags)
+        assert ("avx512" in PATHS) == ({"avx2", "fma", "avx512f", "avx512dq", "avx512bw",
+                                        "avx512vl"} <= flags)
+    # without SKINKIT_SIMD the best path is in use, and show_config reports it
+    if not os.environ.get("SKINKIT_SIMD"):
+        assert _core.simd_path() == PATHS[-1]
+    from skinkit._config import config
+    assert config()["simd"] == _core.simd_path()
+
+
+def test_set_simd_path():
+    before = _core.simd_path()
+    for name in PATHS:
+        assert _core.set_simd_path(name) in PATHS
+        assert _core.simd_path() == name
+    assert _core.set_simd_path(before) == PATHS[-1]
+    with pytest.raises(ValueError, match="scalar"):
+        _core.set_simd_path("sse9")
+    for name in {"avx2", "avx512"} - set(PATHS):  # paths this machine cannot run
+        with pytest.raises(ValueError, match="not supported"):
+            _core.set_simd_path(name)
+    assert _core.simd_path() == before
+
+
+def _run_python(code, **env):
+    full = dict(os.environ, **env)
+    return subprocess.run([sys.executable, "-c", code], env=full, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_environment_variable_forces_a_path():
+    code = "import skinkit._core as c; print(c.simd_path())"
+    for name in PATHS:
+        r = _run_python(code, SKINKIT_SIMD=name)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.strip() == name
+    r = _run_python(code, SKINKIT_SIMD="auto")
+    assert r.stdout.strip() == PATHS[-1]
+    # a bad value must not break the import: a warning, and the best path
+    r = _run_python("import warnings; warnings.simplefilter('always')\n" + code,
+                    SKINKIT_SIMD="fastest")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == PATHS[-1]
+    assert "RuntimeWarning" in r.stderr and "SKINKIT_SIMD=fastest" in r.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# every path against the reference
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+@pytest.mark.parametrize("K", [1, 3, 4, 8])
+@pytest.mark.parametrize("scaled", [False, True])
+def test_lbs_matches_reference(path, dtype, index_dtype, K, scaled):
+    rng = np.random.default_rng([K, INDEX_DTYPES.index(index_dtype), scaled])
+    V, J = 157, 11  # odd: partial blocks at the end
+    P = rng.normal(size=(V, 3)) * 5
+    N = unit_rows(rng, V)
+    N[7] = 0.0  # a zero normal stays zero
+    idx, w = influences(rng, V, J, K, index_dtype, dtype)
+    pal = scaled_palette(rng, J) if scaled else rigid_palette(rng, J)
+    infl = sk.Influences(idx, w, J)
+    p, n = sk.lbs(P.astype(dtype), infl, pal, normals=N.astype(dtype))
+    rp, rn = ref.lbs(P, idx, w, pal, normals=N)
+    assert p.dtype == dtype and n.dtype == dtype
+    assert_close(p, rp, P, pal, dtype)
+    np.testing.assert_allclose(n, rn, atol=10 * TOL[dtype])
+    assert not n[7].any()
+    for v in (3, V - 2):  # weights summing to 0: copied bit for bit
+        assert np.array_equal(p[v], P[v].astype(dtype))
+        assert np.array_equal(n[v], N[v].astype(dtype))
+    # positions only, and raw arrays (validated every call): the same bits
+    assert np.array_equal(sk.lbs(P.astype(dtype), idx, w, pal), p)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("bits", [8, 16])
+def test_lbs_unorm_weights(path, dtype, bits):
+    rng = np.random.default_rng(bits)
+    V, J, K = 99, 7, 4
+    P = rng.normal(size=(V, 3))
+    idx, w = influences(rng, V, J, K, np.uint8, np.float64)
+    q = np.round(w * (2**bits - 1)).astype(np.uint8 if bits == 8 else np.uint16)
+    pal = rigid_palette(np.random.default_rng(bits + 1), J)
+    p = sk.lbs(P.astype(dtype), idx, q, pal)
+    rp = ref.lbs(P, idx, q, pal)
+    assert_close(p, rp, P, pal, dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+@pytest.mark.parametrize("K", [1, 2, 4, 5])
+def test_dqs_matches_reference(path, dtype, index_dtype, K):
+    rng = np.random.default_rng([100, K, INDEX_DTYPES.index(index_dtype)])
+    V, J = 133, 9
+    P = rng.normal(size=(V, 3)) * 5
+    N = unit_rows(rng, V)
+    idx, w = influences(rng, V, J, K, index_dtype, dtype)
+    pal = rigid_palette(rng, J)
+    p, n = sk.dqs(P.astype(dtype), idx, w, pal, normals=N.astype(dtype))
+    rp, rn = ref.dqs(P, idx, w, pal, normals=N)
+    assert_close(p, rp, P, pal, dtype)
+    np.testing.assert_allclose(n, rn, atol=10 * TOL[dtype])
+    for v in (3, V - 2):
+        assert np.array_equal(p[v], P[v].astype(dtype))
+
+
+def test_dqs_many_joints_and_scaled_palettes(path):
+    """J above the sign table's size, and a scaled palette (the scalar kernel's case)."""
+    rng = np.random.default_rng(9)
+    V, K = 140, 4
+    P = rng.normal(size=(V, 3)) * 3
+    for J, pal in ((200, rigid_palette(rng, 200)), (6, scaled_palette(rng, 6))):
+        idx, w = influences(rng, V, J, K, np.uint16, np.float32)
+        piv = rng.normal(size=(J, 3))
+        p = sk.dqs(P.astype(np.float32), idx, w, pal, pivots=piv)
+        assert_close(p, ref.dqs(P, idx, w, pal, pivots=piv), P, pal, np.float32)
+
+
+def test_paths_agree(path):
+    """Each path is within rounding of the scalar one (they may differ in the last bits)."""
+    rng = np.random.default_rng(11)
+    V, J = 1001, 40
+    P = rng.normal(size=(V, 3)).astype(np.float32)
+    N = unit_rows(rng, V).astype(np.float32)
+    idx, w = influences(rng, V, J, 4)
+    pal = rigid_palette(rng, J)
+    got = [sk.lbs(P, idx, w, pal, normals=N), sk.dqs(P, idx, w, pal, normals=N)]
+    previous = _core.set_simd_path("scalar")
+    try:
+        want = [sk.lbs(P, idx, w, pal, normals=N), sk.dqs(P, idx, w, pal, normals=N)]
+    finally:
+        _core.set_simd_path(previous)
+    for g, h in zip(got, want):
+        np.testing.assert_allclose(g[0], h[0], atol=2e-5)
+        np.testing.assert_allclose(g[1], h[1], atol=2e-6)
+
+
+# ---------------------------------------------------------------------------------------------
+# the same bits whatever the threads, the range, the layout
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("method", ["lbs", "dqs", "rigid"])
+def test_threads_and_ranges_do_not_change_bits(path, dtype, method):
+    rng = np.random.default_rng(3)
+    V, J = 4133, 30
+    P = rng.normal(size=(V, 3)).astype(dtype)
+    N = unit_rows(rng, V).astype(dtype)
+    idx, w = influences(rng, V, J, 4, np.uint16, dtype)
+    pal = rigid_palette(rng, J)
+    if method == "rigid":
+        run = lambda s, t: sk.rigid(P[s:], idx[s:, 0], pal, normals=N[s:], threads=t)
+    else:
+        fn = getattr(sk, method)
+        run = lambda s, t: fn(P[s:], idx[s:], w[s:], pal, normals=N[s:], threads=t)
+    p1, n1 = run(0, 1)
+    for t in (2, 3, 4, 7):
+        pt, nt = run(0, t)
+        assert np.array_equal(pt, p1) and np.array_equal(nt, n1), t
+    # a vertex's bits do not depend on where its block starts (partial blocks, alignment heads)
+    for s in (1, 5, 13, 16, 17, 63, 64, 100):
+        ps, ns = run(s, 1)
+        assert np.array_equal(ps, p1[s:]) and np.array_equal(ns, n1[s:]), s
+
+
+def _layouts(A):
+    V, n = A.shape
+    inter = np.zeros((V, 8), A.dtype)
+    inter[:, 1:1 + n] = A
+    yield "contiguous", A.copy()
+    yield "interleaved", inter[:, 1:1 + n]
+    yield "fortran", np.asfortranarray(A)
+    yield "reversed", np.ascontiguousarray(A[::-1])[::-1]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("method", ["lbs", "dqs"])
+def test_layouts_do_not_change_bits(path, dtype, method):
+    rng = np.random.default_rng(21)
+    V, J = 203, 12
+    P = rng.normal(size=(V, 3)).astype(dtype)
+    N = unit_rows(rng, V).astype(dtype)
+    idx, w = influences(rng, V, J, 4, np.uint16, dtype)
+    pal = rigid_palette(rng, J)
+    fn = getattr(sk, method)
+    want_p, want_n = fn(P, idx, w, pal, normals=N)
+    for (lp, pv), (_, nv), (_, iv), (_, wv) in zip(_layouts(P), _layouts(N), _layouts(idx),
+                                                   _layouts(w)):
+        before = (pv.copy(), nv.copy())
+        buf = np.full((V, 9), -7.0, dtype)
+        out, out_n = buf[:, 1:4], buf[:, 5:8]
+        r = fn(pv, iv, wv, pal, normals=nv, out=out, out_normals=out_n)
+        assert r[0] is out and r[1] is out_n
+        assert np.array_equal(out, want_p), lp
+        assert np.array_equal(out_n, want_n), lp
+        assert (buf[:, [0, 4, 8]] == -7.0).all()  # nothing written outside the views
+        assert np.array_equal(pv, before[0]) and np.array_equal(nv, before[1])
+
+
+@pytest.mark.parametrize("method", ["lbs", "dqs"])
+def test_in_place(path, method):
+    rng = np.random.default_rng(8)
+    V = 77
+    P = rng.normal(size=(V, 3)).astype(np.float32)
+    idx, w = influences(rng, V, 5, 4)
+    pal = rigid_palette(rng, 5)
+    fn = getattr(sk, method)
+    want = fn(P, idx, w, pal)
+    assert fn(P, idx, w, pal, out=P) is P
+    assert np.array_equal(P, want)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_large_outputs_misaligned_and_aligned(path, dtype):
+    """Above the non-temporal store threshold, with outputs at every alignment."""
+    rng = np.random.default_rng(5)
+    V, J = 66_000 + 13, 64
+    P = rng.normal(size=(V, 3)).astype(dtype)
+    N = unit_rows(rng, V).astype(dtype)
+    idx, w = influences(rng, V, J, 4, np.uint16, dtype)
+    pal = rigid_palette(rng, J)
+    infl = sk.Influences(idx, w, J)
+    want_p, want_n = sk.lbs(P, infl, pal, normals=N)
+    rp, rn = ref.lbs(P, idx, w, pal, normals=N)
+    assert_close(want_p, rp, P, pal, dtype)
+    np.testing.assert_allclose(want_n, rn, atol=10 * TOL[dtype])
+    raw = np.empty(6 * V + 64, dtype)
+    for shift in (1, 2, 5):
+        out = raw[shift:shift + 3 * V].reshape(V, 3)
+        out_n = raw[3 * V + 2 * shift:6 * V + 2 * shift].reshape(V, 3)
+        sk.lbs(P, infl, pal, normals=N, out=out, out_normals=out_n, threads=2)
+        assert np.array_equal(out, want_p) and np.array_equal(out_n, want_n), shift
+
+
+def test_batch(path):
+    rng = np.random.default_rng(6)
+    V, J, F = 301, 10, 5
+    P = rng.normal(size=(V, 3)).astype(np.float32)
+    idx, w = influences(rng, V, J, 4)
+    pals = np.stack([rigid_palette(rng, J) for _ in range(F)])
+    got = sk.lbs(P, idx, w, pals)
+    for f in range(F):
+        assert np.array_equal(got[f], sk.lbs(P, idx, w, pals[f]))
+
+
+# ---------------------------------------------------------------------------------------------
+# the validation pass of raw influences (its fast path and the exact one agree)
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_validation_reports_the_first_bad_vertex(index_dtype, dtype):
+    rng = np.random.default_rng(2)
+    V, J, K = 5000, 20, 4
+    P = rng.normal(size=(V, 3)).astype(dtype)
+    idx, w = influences(rng, V, J, K, index_dtype, dtype)
+    pal = rigid_palette(rng, J)
+    sk.lbs(P, idx, w, pal)  # valid, garbage indices under zero weights included
+    bad_index = J if index_dtype in (np.uint8, np.uint16, np.uint32) else -1
+    for first, second in ((0, 4999), (1023, 1024), (2500, 4000), (4999, None)):
+        for kind in ("index", "nan", "inf", "negative"):
+            i2, w2 = idx.copy(), w.copy()
+            for v in (first, second):
+                if v is None:
+                    continue
+                k = v % K
+                if kind == "index":
+                    w2[v, k] = 0.5
+                    i2[v, k] = bad_index
+                else:
+                    w2[v, k] = {"nan": np.nan, "inf": np.inf, "negative": -0.25}[kind]
+            exc = IndexError if kind == "index" else ValueError
+            for iv, wv in ((i2, w2), (np.asfortranarray(i2), np.asfortranarray(w2))):
+                out = np.zeros_like(P)
+                pattern = (f"at vertex {first}$" if kind in ("index", "negative")
+                           else f"\\(item {first}\\)")
+                with pytest.raises(exc, match=pattern):
+                    sk.lbs(P, iv, wv, pal, out=out)
+                assert not out.any()  # nothing written
