@@ -1,0 +1,431 @@
+#!/usr/bin/env python3
+"""Skinning throughput: skinkit's kernels against a memory-bandwidth probe, the NumPy code a
+researcher would write and, where installed, libigl and a PyTorch (smplx-style) skinning step,
+all measured in one run.
+
+    python benchmarks/bench_skin.py                    # sizes 10k, 100k, 1M; prints a table
+    python benchmarks/bench_skin.py --quick            # 10k and 100k, fewer rounds
+    python benchmarks/bench_skin.py --sizes 1000000 --rounds 21 --json out.json
+
+Every contender runs in the same process, interleaved: each round times every contender once (a
+sample repeats a call until it lasts at least --min-sample seconds), and the figures are the
+medians over the rounds, so a burst of load from other processes hits all contenders alike.  On
+a shared machine, run it more than once and compare; a noisy run shows as a wide spread between
+the quartiles in the JSON.
+
+Workload (DESIGN.md, issue 7): J = 64 random rigid joints, K = 4 influences per vertex (also 1
+and 8) as uint16 indices and float weights summing to 1, float32 positions and normals in and
+out, outputs preallocated.  ``ns/vertex`` is time per vertex per frame.
+
+Contenders:
+  probe          NumPy adding two (V, 6) float32 arrays into a third: the same 48 bytes read and
+                 24 written per vertex as LBS with normals, at memory speed.
+  skinkit        lbs / dqs / rigid, float32 and float64, 1 and 2 threads, an ``Influences``
+                 object (validated once) or raw arrays (validated every call), positions only or
+                 with normals, one frame or a batch of frames.
+  numpy          blend each vertex's (3, 4) matrix over its K slots (pal[idx[:, k]] * w[:, k]),
+                 then apply it with einsum and normalize the normals: (V, 3, 4) temporaries.
+  torch          the skinning step of smplx's ``lbs`` on PyTorch CPU: dense (V, J) weights,
+                 T = W @ A (V, 16), then T p; needs ``torch`` (the CPU wheel).
+  libigl         ``igl.dqs`` (dense V x J weights, positions only, float64); needs ``libigl``.
+Missing optional contenders are skipped with a printed note.
+
+Ratios and the issue's targets (1M vertices, float32, K = 4, normals, Influences, 1 thread):
+  lbs_vs_probe = probe time / LBS time            >= 0.8   (LBS near the memory bound)
+  lbs_vs_numpy = NumPy time / LBS time            >= 40
+  dqs_over_lbs = DQS time / LBS time              <= 2.3   (rigid palette)
+  threads_2_over_1 = 1-thread / 2-thread time     >= 1.8   (at 100k vertices)
+  f64_over_f32 = float64 time / float32 time      <= 2.2
+  raw_over_influences = raw arrays / Influences   <= 1.35
+  batch_over_frames = batch time / (F x one frame)   ~ 1  (batches scale linearly)
+and two checks: the results are bit-identical for 1, 2 and 3 threads, and a call allocates no
+temporary proportional to V (tracemalloc peak, outputs preallocated).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+import tracemalloc
+
+import numpy as np
+
+import skinkit as sk
+from skinkit import _core
+
+J = 64
+
+
+# ---------------------------------------------------------------------------------------------
+# data
+# ---------------------------------------------------------------------------------------------
+
+def rotations(rng, n):
+    q = rng.standard_normal((n, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    x, y, z, w = q.T
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1),
+    ], -2)
+
+
+def rigid_palette(rng, frames=None):
+    n = J if frames is None else frames * J
+    k = np.zeros((n, 4, 4))
+    k[:, :3, :3] = rotations(rng, n)
+    k[:, :3, 3] = rng.uniform(-1, 1, (n, 3))
+    k[:, 3, 3] = 1
+    return k if frames is None else k.reshape(frames, J, 4, 4)
+
+
+class Mesh:
+    """Random vertices, unit normals, K influences (uint16 joints, float weights summing to 1)."""
+
+    def __init__(self, V, K, dtype, seed=0):
+        rng = np.random.default_rng(seed)
+        self.V, self.K, self.dtype = V, K, dtype
+        self.P = rng.standard_normal((V, 3)).astype(dtype)
+        n = rng.standard_normal((V, 3))
+        self.N = (n / np.linalg.norm(n, axis=1, keepdims=True)).astype(dtype)
+        self.idx = rng.integers(0, J, (V, K)).astype(np.uint16)
+        w = rng.random((V, K)) + 0.01
+        self.w = (w / w.sum(1, keepdims=True)).astype(dtype)
+        self.infl = sk.Influences(self.idx, self.w, J)
+        self.pal = rigid_palette(rng).astype(dtype)
+        self.out = np.empty_like(self.P)
+        self.out_n = np.empty_like(self.N)
+
+
+# ---------------------------------------------------------------------------------------------
+# contenders
+# ---------------------------------------------------------------------------------------------
+
+def skinkit_call(m, method="lbs", normals=True, raw=False, threads=1):
+    fn = getattr(sk, method)
+    kw = dict(out=m.out, threads=threads)
+    if normals:
+        kw.update(normals=m.N, out_normals=m.out_n)
+    if method == "rigid":
+        j = np.ascontiguousarray(m.idx[:, 0])
+        return lambda: sk.rigid(m.P, j, m.pal, **kw)
+    if raw:
+        return lambda: fn(m.P, m.idx, m.w, m.pal, **kw)
+    return lambda: fn(m.P, m.infl, m.pal, **kw)
+
+
+def numpy_call(m, normals=True):
+    """What a researcher writes: blend the (V, 3, 4) matrices slot by slot, then apply them."""
+    pal = m.pal[:, :3, :]
+
+    def run():
+        M = m.w[:, 0, None, None] * pal[m.idx[:, 0]]
+        for k in range(1, m.K):
+            M += m.w[:, k, None, None] * pal[m.idx[:, k]]
+        p = np.einsum("vij,vj->vi", M[:, :, :3], m.P) + M[:, :, 3]
+        if normals:
+            n = np.einsum("vij,vj->vi", M[:, :, :3], m.N)
+            n /= np.linalg.norm(n, axis=1, keepdims=True)
+            return p, n
+        return p
+
+    return run
+
+
+def probe_call(V):
+    rng = np.random.default_rng(1)
+    a = rng.random((V, 6), dtype=np.float32)
+    b = rng.random((V, 6), dtype=np.float32)
+    c = np.empty_like(a)
+    return lambda: np.add(a, b, out=c)
+
+
+def torch_call(m, notes):
+    try:
+        import torch
+    except ImportError:
+        notes.append("torch not installed: the smplx-style contender is skipped "
+                      "(pip install torch==2.13.0, the CPU wheel)")
+        return None
+    try:
+        import smplx  # noqa: F401  (only to record that smplx itself is importable)
+        version = getattr(smplx, "__version__", "installed")
+    except Exception:
+        version = "not installed"
+    torch.set_num_threads(1)
+    W = np.zeros((m.V, J), np.float32)
+    np.add.at(W, (np.arange(m.V)[:, None], m.idx.astype(np.int64)), m.w.astype(np.float32))
+    W = torch.from_numpy(W)
+    A = torch.from_numpy(m.pal.astype(np.float32)).reshape(J, 16)
+    ph = torch.from_numpy(np.concatenate([m.P, np.ones((m.V, 1), m.P.dtype)], 1).astype(np.float32))
+
+    def run():
+        with torch.no_grad():
+            T = (W @ A).reshape(m.V, 4, 4)  # dense weights times flattened joint transforms
+            return torch.matmul(T, ph[:, :, None])[:, :3, 0]
+
+    notes.append(f"torch {torch.__version__} (1 thread), smplx {version}: the skinning step "
+                 "of smplx.lbs, positions only")
+    return run
+
+
+def libigl_call(m, notes):
+    try:
+        import igl
+    except ImportError:
+        notes.append("libigl not installed: skipped (pip install libigl)")
+        return None
+    from skinkit import transforms as tf  # noqa: F401
+    W = np.zeros((m.V, J))
+    np.add.at(W, (np.arange(m.V)[:, None], m.idx.astype(np.int64)), m.w.astype(np.float64))
+    pal = m.pal.astype(np.float64)
+    # igl.dqs takes per-joint rotations as (w, x, y, z) quaternions and translations
+    q = np.zeros((J, 4))
+    for j in range(J):
+        r = pal[j, :3, :3]
+        w = np.sqrt(max(1e-12, 1 + np.trace(r))) / 2
+        q[j] = [w, (r[2, 1] - r[1, 2]) / (4 * w), (r[0, 2] - r[2, 0]) / (4 * w),
+                (r[1, 0] - r[0, 1]) / (4 * w)]
+    t = np.ascontiguousarray(pal[:, :3, 3])
+    P = m.P.astype(np.float64)
+    try:
+        igl.dqs(P[:10], W[:10], q, t)
+    except Exception as e:  # the binding's signature changed between versions
+        notes.append(f"libigl {getattr(igl, '__version__', '')}: igl.dqs failed ({e}); skipped")
+        return None
+    notes.append("libigl igl.dqs: dense V x J float64 weights, positions only")
+    return lambda: igl.dqs(P, W, q, t)
+
+
+# ---------------------------------------------------------------------------------------------
+# timing
+# ---------------------------------------------------------------------------------------------
+
+def calibrate(fn, min_sample):
+    fn()
+    reps, t = 1, 0.0
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        t = time.perf_counter() - t0
+        if t >= min_sample:
+            return reps
+        reps = max(reps + 1, int(reps * min_sample / max(t, 1e-6) * 1.2))
+
+
+def measure(contenders, rounds, min_sample):
+    """Median seconds per call of each contender, over interleaved rounds."""
+    reps = {k: calibrate(f, min_sample) for k, f in contenders.items()}
+    samples = {k: [] for k in contenders}
+    for _ in range(rounds):
+        for k, f in contenders.items():
+            t0 = time.perf_counter()
+            for _ in range(reps[k]):
+                f()
+            samples[k].append((time.perf_counter() - t0) / reps[k])
+    return samples
+
+
+def peak_allocation(fn):
+    fn()
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def same_bits_across_threads(m):
+    ok = True
+    for method in ("lbs", "dqs", "rigid"):
+        got = []
+        for t in (1, 2, 3):
+            skinkit_call(m, method, threads=t)()
+            got.append((m.out.copy(), m.out_n.copy()))
+        ok &= all(np.array_equal(g[0], got[0][0]) and np.array_equal(g[1], got[0][1])
+                  for g in got[1:])
+    return bool(ok)
+
+
+# ---------------------------------------------------------------------------------------------
+# the run
+# ---------------------------------------------------------------------------------------------
+
+def run_size(V, args, notes):
+    m32 = Mesh(V, 4, np.float32)
+    m64 = Mesh(V, 4, np.float64)
+    c = {
+        "probe (V,6) f32 add": probe_call(V),
+        "lbs f32 normals": skinkit_call(m32),
+        "lbs f32 normals 2 threads": skinkit_call(m32, threads=2),
+        "lbs f32 normals raw arrays": skinkit_call(m32, raw=True),
+        "lbs f32 positions only": skinkit_call(m32, normals=False),
+        "dqs f32 normals": skinkit_call(m32, "dqs"),
+        "dqs f32 normals 2 threads": skinkit_call(m32, "dqs", threads=2),
+        "rigid f32 normals": skinkit_call(m32, "rigid"),
+        "lbs f64 normals": skinkit_call(m64),
+        "lbs f64 normals 2 threads": skinkit_call(m64, threads=2),
+        "dqs f64 normals": skinkit_call(m64, "dqs"),
+    }
+    for K in (1, 8):
+        mk = Mesh(V, K, np.float32, seed=K)
+        c[f"lbs f32 normals K={K}"] = skinkit_call(mk)
+    F = args.frames
+    pals = rigid_palette(np.random.default_rng(7), F).astype(np.float32)
+    bout, bout_n = np.empty((F, V, 3), np.float32), np.empty((F, V, 3), np.float32)
+    c[f"lbs f32 normals batch of {F} (per frame)"] = lambda: sk.lbs(
+        m32.P, m32.infl, pals, normals=m32.N, out=bout, out_normals=bout_n)
+    if V <= args.numpy_max:
+        c["numpy f32 normals"] = numpy_call(m32)
+    size_notes = []
+    if not args.no_torch:
+        f = torch_call(m32, size_notes)
+        if f:
+            c["torch smplx-style f32 positions"] = f
+    if not args.no_libigl and V <= args.libigl_max:
+        f = libigl_call(m32, size_notes)
+        if f:
+            c["libigl dqs f64 positions"] = f
+    for n in size_notes:
+        if n not in notes:
+            notes.append(n)
+    samples = measure(c, args.rounds, args.min_sample)
+    rows = []
+    for name, s in samples.items():
+        per = np.array(s) / (F if "batch" in name else 1)
+        med = float(np.median(per))
+        rows.append({"name": name, "V": V, "ns_per_vertex": med * 1e9 / V,
+                     "mvertices_per_s": V / med / 1e6,
+                     "quartiles_ns_per_vertex": [float(np.percentile(per, q)) * 1e9 / V
+                                                 for q in (25, 75)]})
+    checks = {"bit_identical_threads_1_2_3": same_bits_across_threads(m32),
+              "peak_bytes_lbs_call": peak_allocation(skinkit_call(m32)),
+              "peak_bytes_lbs_raw_call": peak_allocation(skinkit_call(m32, raw=True)),
+              "output_bytes": int(m32.out.nbytes + m32.out_n.nbytes)}
+    return rows, checks
+
+
+def ratios(rows):
+    t = {r["name"]: r["ns_per_vertex"] for r in rows}
+    lbs = t["lbs f32 normals"]
+    out = {
+        "lbs_vs_probe": t["probe (V,6) f32 add"] / lbs,
+        "dqs_over_lbs": t["dqs f32 normals"] / lbs,
+        "threads_2_over_1": lbs / t["lbs f32 normals 2 threads"],
+        "dqs_threads_2_over_1": t["dqs f32 normals"] / t["dqs f32 normals 2 threads"],
+        "f64_over_f32": t["lbs f64 normals"] / lbs,
+        "raw_over_influences": t["lbs f32 normals raw arrays"] / lbs,
+        "batch_over_frames": next(v for k, v in t.items() if "batch" in k) / lbs,
+        "positions_only_over_normals": t["lbs f32 positions only"] / lbs,
+        "rigid_over_lbs": t["rigid f32 normals"] / lbs,
+    }
+    if "numpy f32 normals" in t:
+        out["lbs_vs_numpy"] = t["numpy f32 normals"] / lbs
+    if "torch smplx-style f32 positions" in t:
+        out["lbs_positions_vs_torch"] = t["torch smplx-style f32 positions"] / t["lbs f32 positions only"]
+    if "libigl dqs f64 positions" in t:
+        out["dqs_vs_libigl"] = t["libigl dqs f64 positions"] / t["dqs f32 normals"]
+    return out
+
+
+TARGETS = [  # (ratio, size, comparison, bound)
+    ("lbs_vs_probe", 1_000_000, ">=", 0.8),
+    ("lbs_vs_numpy", 1_000_000, ">=", 40.0),
+    ("dqs_over_lbs", 1_000_000, "<=", 2.3),
+    ("threads_2_over_1", 100_000, ">=", 1.8),
+    ("f64_over_f32", 1_000_000, "<=", 2.2),
+    ("raw_over_influences", 1_000_000, "<=", 1.35),
+]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    ap.add_argument("--rounds", type=int, default=11)
+    ap.add_argument("--min-sample", type=float, default=0.02,
+                    help="seconds: a sample repeats calls until it lasts this long")
+    ap.add_argument("--frames", type=int, default=4, help="frames of the batch contender")
+    ap.add_argument("--quick", action="store_true", help="sizes 10k and 100k, 5 rounds")
+    ap.add_argument("--json", default="bench_skin.json", help="where to write the results")
+    ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--no-libigl", action="store_true")
+    ap.add_argument("--libigl-max", type=int, default=100_000,
+                    help="largest size for libigl (dense V x J float64 weights are slow)")
+    ap.add_argument("--numpy-max", type=int, default=1_000_000)
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.sizes, args.rounds = [10_000, 100_000], 5
+
+    notes = []
+    info = {"python": sys.version.split()[0], "numpy": np.__version__,
+            "skinkit": sk.__version__, "simd": _core.simd_path(),
+            "machine": platform.machine(), "processor": _cpu_name(),
+            "cpus": os.cpu_count(), "load_average": _loadavg()}
+    print("skinkit skinning benchmark: " + ", ".join(f"{k} {v}" for k, v in info.items()))
+    all_rows, all_ratios, all_checks = [], {}, {}
+    for V in args.sizes:
+        rows, checks = run_size(V, args, notes)
+        all_rows += rows
+        all_ratios[V] = ratios(rows)
+        all_checks[V] = checks
+        probe = next(r for r in rows if r["name"].startswith("probe"))["ns_per_vertex"]
+        print(f"\nV = {V:,}  (J = {J}, K = 4 unless stated; medians of {args.rounds} rounds)")
+        print(f"  {'contender':<40} {'ns/vertex':>10} {'Mvert/s':>9} {'probe/this':>11}")
+        for r in rows:
+            print(f"  {r['name']:<40} {r['ns_per_vertex']:>10.2f} {r['mvertices_per_s']:>9.1f} "
+                  f"{probe / r['ns_per_vertex']:>11.3f}")
+        print("  ratios: " + ", ".join(f"{k} {v:.3g}" for k, v in all_ratios[V].items()))
+        print("  checks: " + ", ".join(f"{k} {v}" for k, v in checks.items()))
+    info["load_average_after"] = _loadavg()
+
+    verdicts = []
+    print("\ntargets (issue 7):")
+    for name, V, op, bound in TARGETS:
+        if V not in all_ratios or name not in all_ratios[V]:
+            print(f"  {name} at {V:,}: not measured in this run")
+            continue
+        value = all_ratios[V][name]
+        ok = value >= bound if op == ">=" else value <= bound
+        verdicts.append({"ratio": name, "V": V, "value": value, "target": f"{op} {bound}",
+                         "met": bool(ok)})
+        print(f"  {name:<22} at {V:>9,}: {value:7.3f}  (target {op} {bound})  "
+              f"{'met' if ok else 'NOT MET'}")
+    for V, ch in all_checks.items():
+        temp = max(ch["peak_bytes_lbs_call"], ch["peak_bytes_lbs_raw_call"])
+        print(f"  V = {V:>9,}: bit-identical for 1/2/3 threads: {ch['bit_identical_threads_1_2_3']}; "
+              f"peak allocation per call {temp} B (outputs {ch['output_bytes']} B, preallocated)")
+    for n in notes:
+        print("note: " + n)
+    with open(args.json, "w") as f:
+        json.dump({"info": info, "args": vars(args), "results": all_rows,
+                   "ratios": {str(k): v for k, v in all_ratios.items()},
+                   "checks": {str(k): v for k, v in all_checks.items()},
+                   "targets": verdicts, "notes": notes}, f, indent=1)
+    print(f"\nwrote {args.json}")
+
+
+def _cpu_name():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def _loadavg():
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+if __name__ == "__main__":
+    main()
