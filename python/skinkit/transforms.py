@@ -24,6 +24,14 @@ def _real(x, name):
     return real_array(x, name).astype(np.float64, copy=False)
 
 
+def _affine(x, name):
+    """A ``(..., 3, 4)`` or ``(..., 4, 4)`` stack as float64 (ValueError naming it otherwise)."""
+    m = _real(x, name)
+    if m.ndim < 2 or m.shape[-2] not in (3, 4) or m.shape[-1] != 4:
+        raise ValueError(f"{name} must have shape (..., 4, 4) or (..., 3, 4), got {m.shape}")
+    return m
+
+
 def _f64(x, name, last):
     a = _real(x, name)
     if a.shape[-len(last):] != last if a.ndim >= len(last) else True:
@@ -103,6 +111,8 @@ _AXES = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0)}
 def euler(angles, seq="XYZ", degrees=False):
     """Rotation matrices from Euler angles ``(..., len(seq))``, SciPy's convention: upper-case
     ``seq`` is intrinsic (``"XYZ"``: R = Rx Ry Rz), lower-case extrinsic (``"xyz"``: R = Rz Ry Rx)."""
+    if not isinstance(seq, str):
+        raise TypeError(f"seq must be a str such as 'XYZ' or 'xyz', got {type(seq).__name__}")
     if not (1 <= len(seq) <= 3) or not (seq.isupper() or seq.islower()) or \
             any(c not in "xyz" for c in seq.lower()) or \
             any(a == b for a, b in zip(seq, seq[1:])):
@@ -245,7 +255,7 @@ def polar(a):
 def decompose_trs(m):
     """Translations ``(..., 3)``, quaternions ``(..., 4)`` and scales ``(..., 3)`` of matrices
     without shear (``m = T R S``); a negative determinant goes into the last scale."""
-    m = _real(m, "m")
+    m = _affine(m, "m")
     a = m[..., :3, :3]
     s = np.linalg.norm(a, axis=-2)
     neg = np.linalg.det(a) < 0
@@ -256,7 +266,7 @@ def decompose_trs(m):
 
 def rigid_inverse(m):
     """Inverse of rigid ``(..., 4, 4)`` (or ``(..., 3, 4)``) transforms by transposition."""
-    m = _real(m, "m")
+    m = _affine(m, "m")
     r = np.swapaxes(m[..., :3, :3], -1, -2)
     out = np.zeros(m.shape)
     out[..., :3, :3] = r
@@ -268,7 +278,7 @@ def rigid_inverse(m):
 
 def to_4x4(m):
     """``(..., 3, 4)`` affine stacks to ``(..., 4, 4)``; 4×4 stacks pass through (as float64)."""
-    m = _real(m, "m")
+    m = _affine(m, "m")
     if m.shape[-2:] == (4, 4):
         return m
     out = np.zeros(m.shape[:-2] + (4, 4))
@@ -278,4 +288,9 @@ def to_4x4(m):
 
 
 def to_3x4(m):
-    return np.asarray(m)[..., :3, :]
+    """``(..., 4, 4)`` stacks to their compact ``(..., 3, 4)`` form (a view, dtype kept);
+    ``(..., 3, 4)`` stacks pass through."""
+    a = real_array(m, "m")
+    if a.ndim < 2 or a.shape[-2] not in (3, 4) or a.shape[-1] != 4:
+        raise ValueError(f"m must have shape (..., 4, 4) or (..., 3, 4), got {a.shape}")
+    return a[..., :3, :]
