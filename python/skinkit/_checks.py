@@ -47,7 +47,8 @@ def transforms(x, name, batch_ndim=None, dtype=None):
         if not np.all(np.abs(last - np.array([0, 0, 0, 1], dtype=np.float64)) <= 1e-6):
             raise ValueError(f"{name} has a last row other than [0, 0, 0, 1]")
     if dtype is not None:
-        a = np.ascontiguousarray(a, dtype=dtype)
+        # aligned too: np.ascontiguousarray keeps a misaligned buffer, which C cannot read
+        a = np.require(a, dtype=dtype, requirements=["C_CONTIGUOUS", "ALIGNED"])
     return a, rows
 
 

@@ -71,6 +71,12 @@ def topological_order(parents):
     return np.argsort(depth, kind="stable")
 
 
+def _c_array(a, dtype):
+    """``a`` as the C core reads joint-sized arrays: C-contiguous, aligned, native ``dtype``.
+    Copies only when needed; ``np.ascontiguousarray`` alone keeps a misaligned buffer."""
+    return np.require(a, dtype=dtype, requirements=["C_CONTIGUOUS", "ALIGNED"])
+
+
 def _sorted_parents(parents, order):
     inv = np.empty_like(order)
     inv[order] = np.arange(order.size)
@@ -90,7 +96,7 @@ def _root_array(root, frames):
     if root is None:
         return None, frames
     r, _ = transforms(root, "root", batch_ndim=(0, 1), dtype=np.float64)
-    r = np.ascontiguousarray(r[..., :3, :]).reshape(-1, 3, 4)
+    r = _c_array(r[..., :3, :], np.float64).reshape(-1, 3, 4)
     batched = np.ndim(root) == 3
     if batched:
         if frames is not None and r.shape[0] != frames:
@@ -126,7 +132,7 @@ def forward_kinematics(parents, local, root=None, out=None):
     batched = loc.ndim == 4
     r, frames = _root_array(root, loc.shape[0] if batched else None)
     sp, inv = _sorted_parents(p, order)
-    loc_sorted = np.ascontiguousarray(loc[..., order, :, :], dtype=dtype)
+    loc_sorted = _c_array(loc[..., order, :, :], dtype)
     g = _fk_sorted(sp, loc_sorted, r, dtype)[..., inv, :, :]
     if not (batched or frames is not None):
         g = g[0]
@@ -157,6 +163,8 @@ def skinning_palette(global_transforms, inverse_bind, base=None, bind_shape=None
     """
     g, rows = transforms(global_transforms, "global_transforms", batch_ndim=(1, 2))
     ib, _ = transforms(inverse_bind, "inverse_bind", batch_ndim=1)
+    if g.shape[-3] == 0:
+        raise ValueError("global_transforms: a skeleton needs at least one joint (J = 0)")
     if ib.shape[0] != g.shape[-3]:
         raise ValueError(f"inverse_bind has {ib.shape[0]} joints, global_transforms has {g.shape[-3]}")
     dtype = float_dtype(g)
@@ -168,8 +176,8 @@ def skinning_palette(global_transforms, inverse_bind, base=None, bind_shape=None
         except np.linalg.LinAlgError:
             raise ValueError("base is singular") from None
     post = affine_3x4(bind_shape, "bind_shape")
-    g4 = np.ascontiguousarray(g.reshape((-1,) + g.shape[-3:]), dtype=dtype)
-    ibr = np.ascontiguousarray(tf.to_4x4(ib)[:, :rows], dtype=dtype)
+    g4 = _c_array(g.reshape((-1,) + g.shape[-3:]), dtype)
+    ibr = _c_array(tf.to_4x4(ib)[:, :rows], dtype)
     res = _core.palette(np.empty(g4.shape, dtype=dtype), g4, ibr, pre, post).reshape(g.shape)
     if out is None:
         return res
@@ -311,7 +319,7 @@ class Skeleton:
             raise ValueError(f"local has {loc.shape[-3]} joints, the skeleton has {self.n_joints}")
         batched = loc.ndim == 4
         r, frames = _root_array(root, loc.shape[0] if batched else None)
-        loc = np.ascontiguousarray(loc[..., self._order, :, :], dtype=np.float64)
+        loc = _c_array(loc[..., self._order, :, :], np.float64)
         g = _fk_sorted(self._sorted_parents, loc, r, np.float64)[..., self._inv, :, :]
         if not (batched or frames is not None):
             g = g[0]
