@@ -923,3 +923,42 @@ def test_fk_property_any_order(forest, seed, frames, compact):
                                                     np.linalg.inv(ref.forward_kinematics(
                                                         new_parents, skel.local_bind))),
                                rtol=0, atol=1e-11 * max(1, n))
+
+
+def _misaligned_copy(a):
+    raw = np.zeros(a.nbytes + 1, np.uint8)
+    m = raw[1:].view(a.dtype).reshape(a.shape)
+    m[...] = a
+    assert not m.flags.aligned
+    return m
+
+
+@pytest.mark.parametrize("variant", ["misaligned", "byteswapped", "fortran", "reversed"])
+def test_odd_layouts_of_joint_sized_arrays_are_read(rng, random_tree, random_rigid, variant):
+    """J-sized arrays are converted for the C core, whatever their layout (DESIGN section 5)."""
+    make = {"misaligned": _misaligned_copy,
+            "byteswapped": lambda a: a.astype(a.dtype.newbyteorder()),
+            "fortran": np.asfortranarray,
+            "reversed": lambda a: np.ascontiguousarray(a[::-1])[::-1]}[variant]
+    parents = random_tree(rng, 20)
+    local = random_rigid(rng, (3, 20))
+    root = random_rigid(rng, (3,))
+    want = sk.forward_kinematics(parents, local, root=root)
+    np.testing.assert_array_equal(sk.forward_kinematics(parents, make(local), root=make(root)),
+                                  want)
+    np.testing.assert_array_equal(sk.forward_kinematics(parents, make(local[..., :3, :]),
+                                                        root=make(root[..., :3, :])),
+                                  want[..., :3, :])
+    ib = np.linalg.inv(want[0])
+    base, shape = random_rigid(rng, ()), random_rigid(rng, ())
+    pal = sk.skinning_palette(want, ib, base=base, bind_shape=shape)
+    np.testing.assert_array_equal(
+        sk.skinning_palette(make(want), make(ib), base=make(base), bind_shape=make(shape)), pal)
+    skel = sk.Skeleton(parents, make(local[0]))
+    np.testing.assert_array_equal(skel.palette(make(local), root=make(root)),
+                                  sk.Skeleton(parents, local[0]).palette(local, root=root))
+
+
+def test_palette_of_no_joints():
+    with pytest.raises(ValueError, match=r"global_transforms.*J = 0"):
+        sk.skinning_palette(np.zeros((0, 4, 4)), np.zeros((0, 4, 4)))

@@ -321,3 +321,23 @@ def test_non_real_dtypes_raise_type_error(bad):
     for name, call in calls:
         with pytest.raises(TypeError, match=rf"^{name}\b"):
             call()
+
+
+@pytest.mark.parametrize("fn", [tf.decompose_trs, tf.rigid_inverse, tf.to_4x4, tf.to_3x4])
+@pytest.mark.parametrize("shape", [(3,), (2, 2), (4, 3), (3, 3), (5, 4), (2, 4, 5)])
+def test_affine_helpers_check_shapes(fn, shape):
+    with pytest.raises(ValueError, match=r"^m must have shape"):
+        fn(np.zeros(shape))
+
+
+def test_to_3x4_keeps_dtype_and_is_a_view():
+    m = np.tile(np.eye(4, dtype=np.float32), (2, 1, 1))
+    v = tf.to_3x4(m)
+    assert v.dtype == np.float32 and v.shape == (2, 3, 4) and np.shares_memory(v, m)
+    assert tf.to_3x4(v).shape == (2, 3, 4)
+
+
+@pytest.mark.parametrize("seq", [None, 3, ["x", "y", "z"], b"xyz"])
+def test_euler_seq_must_be_a_string(seq):
+    with pytest.raises(TypeError, match="seq"):
+        tf.euler([0.0, 0.0, 0.0], seq)
