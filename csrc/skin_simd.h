@@ -25,6 +25,8 @@ void sk_dqs_avx512_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
 /* Outputs of at least this many vertices per call use non-temporal stores where aligned: they
  * will not be read again before they leave the caches, and skipping the write-allocate read
  * saves a third of the traffic.  Smaller outputs stay in cache for whoever reads them next. */
+#ifndef SK_SIMD_STREAM_MIN
 #define SK_SIMD_STREAM_MIN 65536
+#endif
 
 #endif

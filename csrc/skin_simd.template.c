@@ -830,13 +830,21 @@ SK_ALWAYS_INLINE float dqs8_blend(__m256 *b, const sk_skin_job_f32 *job, int64_t
     float total = 0;
     int64_t pivot = 0;
     if (kk == 4 && sign) { /* joints from offsets4 (stride 1), signs from the table */
-        uint64_t top = 0;
-        for (int k = 0; k < 4; ++k) {
-            const float w = *(const float *)(wp + k * in->weights.elem);
-            total += w;
-            top = pivot_key(w, off[k]) > top ? pivot_key(w, off[k]) : top;
-        }
-        pivot = (uint32_t)~top;
+        const ptrdiff_t we = in->weights.elem;
+        const __m128 w4 = we == 4 ? _mm_loadu_ps((const float *)wp)
+                                  : _mm_setr_ps(*(const float *)wp, *(const float *)(wp + we),
+                                                *(const float *)(wp + 2 * we),
+                                                *(const float *)(wp + 3 * we));
+        for (int k = 0; k < 4; ++k) total += *(const float *)(wp + k * we);
+        /* the pivot: the slots holding the largest weight, then the smallest joint among them
+         * (a tie is rare); an all-zero vertex is copied, whatever its pivot */
+        __m128 top = _mm_max_ps(w4, _mm_shuffle_ps(w4, w4, _MM_SHUFFLE(2, 3, 0, 1)));
+        top = _mm_max_ps(top, _mm_shuffle_ps(top, top, _MM_SHUFFLE(1, 0, 3, 2)));
+        unsigned tied = (unsigned)_mm_movemask_ps(_mm_cmpeq_ps(w4, top));
+        if (!tied) tied = 1; /* NaN weights (never validated): any pivot, no undefined ctz */
+        pivot = off[__builtin_ctz(tied)];
+        for (tied &= tied - 1; tied; tied &= tied - 1)
+            pivot = off[__builtin_ctz(tied)] < pivot ? off[__builtin_ctz(tied)] : pivot;
         __m256 acc = _mm256_setzero_ps();
         if (total > 1e-6f) {
             const float *sp = sign + pivot * job->n_joints;
