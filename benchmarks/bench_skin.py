@@ -27,7 +27,9 @@ Contenders:
                  then apply it with einsum and normalize the normals: (V, 3, 4) temporaries.
   torch          the skinning step of smplx's ``lbs`` on PyTorch CPU: dense (V, J) weights,
                  T = W @ A (V, 16), then T p; needs ``torch`` (the CPU wheel).
-  libigl         ``igl.dqs`` (dense V x J weights, positions only, float64); needs ``libigl``.
+  libigl         LBS as libigl users run it per frame: U = M @ T with M = igl.lbs_matrix(V, W)
+                 (dense (V, 4 J) float64, built once), positions only; needs ``libigl``.
+                 (Its Python binding has no dqs in version 2.6.)
 Missing optional contenders are skipped with a printed note.
 
 Ratios and the issue's targets (1M vertices, float32, K = 4, normals, Influences, 1 thread):
@@ -51,10 +53,15 @@ import sys
 import time
 import tracemalloc
 
-import numpy as np
+# Baselines run on one thread, as skinkit's 1-thread figures do (BLAS would otherwise thread
+# libigl's matmul); set these before NumPy loads its BLAS.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-import skinkit as sk
-from skinkit import _core
+import numpy as np  # noqa: E402
+
+import skinkit as sk  # noqa: E402
+from skinkit import _core  # noqa: E402
 
 J = 64
 
@@ -174,31 +181,41 @@ def torch_call(m, notes):
 
 
 def libigl_call(m, notes):
+    """libigl's LBS as its users run it per frame: U = M @ T with the (V, 4 J) skinning matrix M
+    of ``igl.lbs_matrix`` built once (dense, float64) and T the stacked transposed transforms."""
     try:
         import igl
     except ImportError:
         notes.append("libigl not installed: skipped (pip install libigl)")
         return None
-    from skinkit import transforms as tf  # noqa: F401
+    if not hasattr(igl, "lbs_matrix"):
+        notes.append("libigl has no lbs_matrix in this version: skipped")
+        return None
     W = np.zeros((m.V, J))
     np.add.at(W, (np.arange(m.V)[:, None], m.idx.astype(np.int64)), m.w.astype(np.float64))
-    pal = m.pal.astype(np.float64)
-    # igl.dqs takes per-joint rotations as (w, x, y, z) quaternions and translations
-    q = np.zeros((J, 4))
-    for j in range(J):
-        r = pal[j, :3, :3]
-        w = np.sqrt(max(1e-12, 1 + np.trace(r))) / 2
-        q[j] = [w, (r[2, 1] - r[1, 2]) / (4 * w), (r[0, 2] - r[2, 0]) / (4 * w),
-                (r[1, 0] - r[0, 1]) / (4 * w)]
-    t = np.ascontiguousarray(pal[:, :3, 3])
     P = m.P.astype(np.float64)
+    M = igl.lbs_matrix(P, W)
+    pal = m.pal.astype(np.float64)[:, :3, :]  # (J, 3, 4)
+    # T row c J + j (or 4 j + c) holds column c of joint j's [A | t], whichever layout this
+    # libigl uses: the one that reproduces skinkit's result is kept
+    by_coordinate = np.ascontiguousarray(pal.transpose(2, 0, 1).reshape(4 * J, 3))
+    by_joint = np.ascontiguousarray(pal.transpose(0, 2, 1).reshape(4 * J, 3))
+    want = sk.lbs(P, m.idx, m.w.astype(np.float64), m.pal.astype(np.float64))
+    for T in (by_coordinate, by_joint):
+        if np.allclose(M @ T, want, atol=1e-8):
+            notes.append(f"libigl {_version('libigl')}: U = lbs_matrix(V, W) @ T, dense "
+                         "(V, 4 J) float64, positions only (M built once, not timed)")
+            return lambda: M @ T
+    notes.append("libigl lbs_matrix layout not recognised: skipped")
+    return None
+
+
+def _version(dist):
     try:
-        igl.dqs(P[:10], W[:10], q, t)
-    except Exception as e:  # the binding's signature changed between versions
-        notes.append(f"libigl {getattr(igl, '__version__', '')}: igl.dqs failed ({e}); skipped")
-        return None
-    notes.append("libigl igl.dqs: dense V x J float64 weights, positions only")
-    return lambda: igl.dqs(P, W, q, t)
+        from importlib.metadata import version
+        return version(dist)
+    except Exception:
+        return "?"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -291,7 +308,7 @@ def run_size(V, args, notes):
     if not args.no_libigl and V <= args.libigl_max:
         f = libigl_call(m32, size_notes)
         if f:
-            c["libigl dqs f64 positions"] = f
+            c["libigl lbs f64 positions"] = f
     for n in size_notes:
         if n not in notes:
             notes.append(n)
@@ -329,8 +346,8 @@ def ratios(rows):
         out["lbs_vs_numpy"] = t["numpy f32 normals"] / lbs
     if "torch smplx-style f32 positions" in t:
         out["lbs_positions_vs_torch"] = t["torch smplx-style f32 positions"] / t["lbs f32 positions only"]
-    if "libigl dqs f64 positions" in t:
-        out["dqs_vs_libigl"] = t["libigl dqs f64 positions"] / t["dqs f32 normals"]
+    if "libigl lbs f64 positions" in t:
+        out["lbs_positions_vs_libigl"] = t["libigl lbs f64 positions"] / t["lbs f32 positions only"]
     return out
 
 
@@ -356,7 +373,8 @@ def main(argv=None):
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--no-libigl", action="store_true")
     ap.add_argument("--libigl-max", type=int, default=100_000,
-                    help="largest size for libigl (dense V x J float64 weights are slow)")
+                    help="largest size for libigl (its dense (V, 4 J) float64 matrix takes "
+                         "2 GB at 1M vertices)")
     ap.add_argument("--numpy-max", type=int, default=1_000_000)
     args = ap.parse_args(argv)
     if args.quick:
