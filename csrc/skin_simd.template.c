@@ -383,7 +383,8 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
     uint64_t copy = 0; /* three bits per vertex: its lanes in the packed output */
     for (int i = 0; small && i < 16; ++i)
         if (small >> i & 1) copy |= (uint64_t)7 << (3 * i);
-    __m512 yp[4], yn[4];
+    __m512 yp[4], yn[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
+                           _mm512_setzero_ps()};
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
         __m512 qp[4], qn[4];
@@ -555,7 +556,8 @@ SK_ALWAYS_INLINE void lbs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, 
         if (i < n) total = lbs8_blend(mb[i], cb[i], job, v0 + i, it, kk, wt, normals);
         if (!(total > 1e-6f)) copy |= 1u << i;
     }
-    __m256 yp[4], yn[4];
+    __m256 yp[4], yn[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                           _mm256_setzero_ps()};
 #pragma GCC unroll 4
     for (int h = 0; h < 4; ++h) {
         __m256 qp[2], qn[2];
@@ -702,7 +704,8 @@ SK_ALWAYS_INLINE void lbs4d_block(const sk_skin_job_f64 *job, int64_t v0, int n,
         if (i < n) total = lbs4d_blend(mb[i], cb[i], job, v0 + i, it, kk, wt, normals);
         if (!(total > 1e-6)) copy |= 1u << i;
     }
-    __m256d yp[4], yn[4];
+    __m256d yp[4], yn[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(),
+                            _mm256_setzero_pd()};
 #pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) {
         const __m256d *m = mb[i], *c = cb[i];
