@@ -1,6 +1,6 @@
 /* fuzz_kernels.c -- libFuzzer target over the skinning entry points of sk.h:
  * sk_validate_influences_*, sk_validate_rigid_indices, sk_lbs_prepare_*, sk_dqs_prepare_*,
- * sk_rigid_*, sk_lbs_*, sk_dqs_* and sk_parallel_for.
+ * sk_rigid_*, sk_lbs_*, sk_dqs_*, sk_parallel_for and the SIMD dispatch (sk_simd_*).
  *
  * Every vertex stream gets its own layout (C or Fortran order, reversed axes, padding between
  * vertices as in an interleaved buffer), every index and weight dtype is drawn, K runs past the
@@ -163,6 +163,19 @@ static int rows_outside_untouched(const fz_strided *s, int64_t begin, int64_t en
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fz_in in = {data, size};
+    /* Every SIMD path this build and CPU have (and a refused one), so AVX2 / AVX-512 code is
+     * fuzzed as much as the scalar code. */
+    {
+        sk_simd best = sk_simd_best(), before = sk_simd_current();
+        int pick = (int)fz_range(&in, 0, 3);
+        sk_result sr = sk_simd_select((sk_simd)pick);
+        if (pick <= (int)best) {
+            if (sr != SK_OK || sk_simd_current() != (sk_simd)pick) FZ_FAIL("simd_select(%d) failed", pick);
+        } else if (sr != SK_ERR_BAD_ARGUMENT || sk_simd_current() != before) {
+            FZ_FAIL("simd_select(%d) beyond the best path %d: %d", pick, (int)best, (int)sr);
+        }
+        if (!sk_simd_name((sk_simd)pick)) FZ_FAIL("simd_name(%d) is NULL", pick);
+    }
     int f64 = fz_bool(&in);
     size_t item = f64 ? sizeof(double) : sizeof(float);
     int method = (int)fz_range(&in, 0, 2); /* rigid, lbs, dqs */
