@@ -28,26 +28,11 @@ static sk_result SK_FN(validate_rows)(const sk_influences *in, int64_t v0, int64
     return SK_OK;
 }
 
-/* Whether any of n (index, float weight) pairs is bad: one branch-free pass (bitwise, not
- * short-circuit, operators) that the compiler vectorizes.  A negative signed index becomes huge
- * once unsigned, so one comparison covers both ends of the range; NaN fails w >= 0. */
-#define SK_VALIDATE_ANY_BAD(NAME, ITYPE, UTYPE)                                                  \
-    static int SK_FN(NAME)(const ITYPE *ip, const SK_T *wp, int64_t n, UTYPE n_joints)          \
-    {                                                                                            \
-        int any = 0;                                                                             \
-        for (int64_t i = 0; i < n; ++i) {                                                        \
-            SK_T w = wp[i];                                                                      \
-            any |= (!(w >= 0)) | (!(w < (SK_T)INFINITY)) |                                       \
-                   ((w != 0) & ((UTYPE)ip[i] >= n_joints));                                      \
-        }                                                                                        \
-        return any;                                                                              \
-    }
-SK_VALIDATE_ANY_BAD(any_bad_u8, uint8_t, uint32_t)
-SK_VALIDATE_ANY_BAD(any_bad_u16, uint16_t, uint32_t)
-SK_VALIDATE_ANY_BAD(any_bad_u32, uint32_t, uint32_t)
-SK_VALIDATE_ANY_BAD(any_bad_i32, int32_t, uint32_t)
-SK_VALIDATE_ANY_BAD(any_bad_i64, int64_t, uint64_t)
-#undef SK_VALIDATE_ANY_BAD
+#define SK_ANYBAD_NAME SK_FN(any_bad)
+#define SK_ANYBAD_LINKAGE static
+#include "skin_anybad.template.h"
+#undef SK_ANYBAD_NAME
+#undef SK_ANYBAD_LINKAGE
 
 sk_result SK_FN(sk_validate_influences)(const sk_influences *in, int64_t n_vertices,
                                         int64_t n_joints, int64_t *bad)
@@ -60,23 +45,22 @@ sk_result SK_FN(sk_validate_influences)(const sk_influences *in, int64_t n_verti
           in->indices.row == k * is) ||
         n_joints > (int64_t)UINT32_MAX) /* 32-bit comparisons below */
         return SK_FN(validate_rows)(in, 0, n_vertices, n_joints, bad);
-    const uint32_t j32 = (uint32_t)n_joints;
     /* C-contiguous float influences (the common case, and every Influences built by skinkit):
-     * whole chunks at a time; a chunk that fails is re-read by the exact check, which finds the
-     * first problem. */
+     * whole chunks at a time, with the widest vectors the CPU has; a chunk that fails is re-read
+     * by the exact check, which finds the first problem. */
+    int (*any_bad)(const void *, sk_index_type, const SK_T *, int64_t, int64_t) = SK_FN(any_bad);
+#ifdef SK_BUILD_AVX512
+    if (sk_simd_current() == SK_SIMD_AVX512) any_bad = SK_FN(sk_any_bad_avx512);
+#endif
+#ifdef SK_BUILD_AVX2
+    if (sk_simd_current() == SK_SIMD_AVX2) any_bad = SK_FN(sk_any_bad_avx2);
+#endif
     const int64_t chunk = 1024;
     for (int64_t v0 = 0; v0 < n_vertices; v0 += chunk) {
-        int64_t v1 = n_vertices - v0 < chunk ? n_vertices : v0 + chunk, n = (v1 - v0) * k;
+        int64_t v1 = n_vertices - v0 < chunk ? n_vertices : v0 + chunk;
         const char *ip = (const char *)in->indices.data + v0 * in->indices.row;
         const SK_T *wp = (const SK_T *)((const char *)in->weights.data + v0 * in->weights.row);
-        int any;
-        switch (in->index_type) {
-        case SK_INDEX_U8: any = SK_FN(any_bad_u8)((const uint8_t *)ip, wp, n, j32); break;
-        case SK_INDEX_U16: any = SK_FN(any_bad_u16)((const uint16_t *)ip, wp, n, j32); break;
-        case SK_INDEX_U32: any = SK_FN(any_bad_u32)((const uint32_t *)ip, wp, n, j32); break;
-        case SK_INDEX_I32: any = SK_FN(any_bad_i32)((const int32_t *)ip, wp, n, j32); break;
-        default: any = SK_FN(any_bad_i64)((const int64_t *)ip, wp, n, (uint64_t)n_joints); break;
-        }
+        int any = any_bad(ip, in->index_type, wp, (v1 - v0) * k, n_joints);
         if (any) return SK_FN(validate_rows)(in, v0, v1, n_joints, bad);
     }
     return SK_OK;

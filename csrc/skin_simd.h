@@ -22,6 +22,12 @@ void sk_lbs_avx512_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end);
 void sk_dqs_avx2_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
 void sk_dqs_avx512_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
 
+/* The validation pass's fast loop (skin_anybad.template.h) compiled for AVX2 / AVX-512. */
+int sk_any_bad_avx2_f32(const void *ip, sk_index_type it, const float *wp, int64_t n, int64_t n_joints);
+int sk_any_bad_avx2_f64(const void *ip, sk_index_type it, const double *wp, int64_t n, int64_t n_joints);
+int sk_any_bad_avx512_f32(const void *ip, sk_index_type it, const float *wp, int64_t n, int64_t n_joints);
+int sk_any_bad_avx512_f64(const void *ip, sk_index_type it, const double *wp, int64_t n, int64_t n_joints);
+
 /* Outputs of at least this many vertices per call use non-temporal stores where aligned: they
  * will not be read again before they leave the caches, and skipping the write-allocate read
  * saves a third of the traffic.  Smaller outputs stay in cache for whoever reads them next. */

@@ -22,10 +22,25 @@
  *     vector stays zero.
  */
 #include <immintrin.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "skin_simd.h"
+
+/* The validation pass's loop, vectorized for this ISA. */
+#define SK_ANYBAD_LINKAGE
+#define SK_T float
+#define SK_ANYBAD_NAME SK_ISA(sk_any_bad, _f32)
+#include "skin_anybad.template.h"
+#undef SK_T
+#undef SK_ANYBAD_NAME
+#define SK_T double
+#define SK_ANYBAD_NAME SK_ISA(sk_any_bad, _f64)
+#include "skin_anybad.template.h"
+#undef SK_T
+#undef SK_ANYBAD_NAME
+#undef SK_ANYBAD_LINKAGE
 
 #define SK_ALWAYS_INLINE static inline __attribute__((always_inline))
 
@@ -348,6 +363,29 @@ SK_ALWAYS_INLINE int cof_is_matrix_f64(const double *prep, int64_t n_joints, dou
 #define SK_COF_TOL_F32 2.4e-7f
 #define SK_COF_TOL_F64 4.5e-16
 
+/* small4_f32 for a whole block of contiguous (V, 4) float weights: four loads, and the sums
+ * ((w0 + w1) + w2) + w3 formed in lane 0 of each vertex's 128-bit block, the same operations in
+ * the same order as small4_f32, so the same decisions. */
+SK_ALWAYS_INLINE unsigned lbs16_small4(const sk_influences *in, int64_t v0, int n)
+{
+    if (n < 16 || in->weights.row != 16 || in->weights.elem != 4)
+        return small4_f32(in, v0, n, 16);
+    const float *wp = (const float *)((const char *)in->weights.data + v0 * 16);
+    const __m512 tiny = _mm512_set1_ps(1e-6f);
+    unsigned small = 0;
+    for (int g = 0; g < 4; ++g) {
+        const __m512 w = _mm512_loadu_ps(wp + 16 * g);
+        __m512 t = _mm512_add_ps(w, _mm512_permute_ps(w, _MM_SHUFFLE(1, 1, 1, 1)));
+        t = _mm512_add_ps(t, _mm512_permute_ps(w, _MM_SHUFFLE(2, 2, 2, 2)));
+        t = _mm512_add_ps(t, _mm512_permute_ps(w, _MM_SHUFFLE(3, 3, 3, 3)));
+        /* lanes 0, 4, 8, 12: vertices 4 g .. 4 g + 3; "not > 1e-6" also catches NaN */
+        unsigned big = _mm512_cmp_ps_mask(t, tiny, _CMP_GT_OQ);
+        unsigned four = (big & 1) | (big >> 3 & 2) | (big >> 6 & 4) | (big >> 9 & 8);
+        small |= (~four & 15u) << (4 * g);
+    }
+    return small;
+}
+
 /* Vertices v0 .. v0 + n - 1 (n <= 16; the rest of the block is padding): inputs pin / nin and
  * outputs pout / nout hold 48 floats each (nin, nout NULL without normals).  All inputs are read
  * before any output is written, so out = positions works. */
@@ -369,7 +407,7 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
     unsigned small = 0;
     if (kk == 4) {
         offsets4(off, &job->influences, v0, n, it, job->n_joints, SK_LBS_PREPARED_SIZE);
-        small = small4_f32(&job->influences, v0, n, 16);
+        small = lbs16_small4(&job->influences, v0, n);
     }
 #pragma GCC unroll 1
     for (int i = 0; i < 16; ++i) {
