@@ -211,9 +211,11 @@ void sk_lbs_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end);
 void sk_dqs_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
 void sk_dqs_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end);
 
-/* Runs fn(ctx, begin, end) over [0, n) split into `n_threads` contiguous ranges whose bounds are
- * multiples of `grain` (the calling thread takes the first); serial when threads are not
- * available or n_threads <= 1.  Returns the number of threads used. */
+/* Runs fn(ctx, begin, end) over [0, n) on `n_threads` threads (the calling one included): the
+ * range is cut into a few chunks per thread whose bounds are multiples of `grain`, and each
+ * thread takes the next chunk until none is left, so a thread without a free core delays no
+ * one.  Serial (one call over [0, n)) when threads are not available or n_threads <= 1.
+ * Returns the number of threads used. */
 int sk_parallel_for(int n_threads, int64_t n, int64_t grain,
                     void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx);
 
