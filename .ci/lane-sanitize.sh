@@ -101,5 +101,7 @@ pytest_args+=(--deselect "tests/test_leaks.py::test_many_calls_keep_memory_flat[
               --deselect "tests/test_leaks.py::test_many_calls_keep_memory_flat[out-error-float64]")
 # shellcheck disable=SC2206
 pytest_args+=(${SKINKIT_SANITIZE_PYTEST_ARGS:-})
-"$venv/bin/python" -m pytest "${pytest_args[@]}"
-echo "lane-sanitize: C tests $t_c s, build $((t_build - t_c)) s, Python tests $((SECONDS - t_build)) s, wall $((SECONDS - start)) s"
+rc=0
+"$venv/bin/python" -m pytest "${pytest_args[@]}" || rc=$?
+echo "lane-sanitize: C tests $t_c s, build $((t_build - t_c)) s, Python tests $((SECONDS - t_build)) s, wall $((SECONDS - start)) s (pytest exit $rc)"
+exit "$rc"
