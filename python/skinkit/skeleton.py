@@ -310,8 +310,22 @@ class Skeleton:
 
     # -- kinematics -----------------------------------------------------------------------------
     def global_transforms(self, local=None, root=None, dtype=np.float64):
-        """Global transforms ``(J, 4, 4)`` or ``(F, J, 4, 4)`` of ``local`` (the bind pose when
-        None); computed in float64 and returned as ``dtype``."""
+        """Global transforms of a pose: ``global[j] = global[parent] @ local[j]``.
+
+        Parameters
+        ----------
+        local : (J, 4, 4), (F, J, 4, 4) or the (…, 3, 4) compact forms, real dtype, optional
+            Local transforms in this skeleton's joint order; None is the bind pose.
+        root : (4, 4) or (F, 4, 4), optional
+            Transform above every root (identity by default); a per-frame root batches the
+            result even for one pose.
+        dtype : float32 or float64
+            Result dtype; the arithmetic is float64 either way.
+
+        Returns
+        -------
+        (J, r, 4) or (F, J, r, 4) ``dtype``, ``r`` (4 or 3) as ``local``.
+        """
         if local is None:
             local = self.local_bind
         loc, rows = transforms(local, "local", batch_ndim=(1, 2))
@@ -332,7 +346,12 @@ class Skeleton:
         return self._bind_globals.copy()
 
     def inverse_bind(self, dtype=np.float64):
-        """``inv(bind global)`` per joint, ``(J, 4, 4)``; ValueError for a singular bind matrix."""
+        """Inverse bind matrices ``inv(bind global)``, ``(J, 4, 4)`` ``dtype``.
+
+        Rotations orthonormal to rounding are transposed; anything else (scale, shear, mirrors,
+        rotations stored in float32) takes the general affine inverse.  A singular bind pose
+        raises ``ValueError`` naming ``local_bind`` and the joint.
+        """
         g = self.bind_globals()
         try:
             ib = _core.inverse_bind(np.empty_like(g), g)
@@ -362,12 +381,27 @@ class Skeleton:
                 f"bind matrix")
 
     def pivots(self, dtype=np.float64):
-        """Bind positions of the joints (DQS pivots), ``(J, 3)``."""
+        """Bind positions of the joints (DQS pivots): the translations of the bind globals,
+        ``(J, 3)`` ``dtype``."""
         return np.ascontiguousarray(self.bind_globals()[:, :3, 3], dtype=dtype)
 
     def palette(self, local=None, base=None, bind_shape=None, root=None, dtype=np.float64):
-        """Skinning matrices ``(J, 4, 4)`` or ``(F, J, 4, 4)`` for the pose ``local``
-        (DESIGN.md section 1); the identity for the bind pose."""
+        """Skinning matrices ``K[j] = inv(base) @ global[j] @ inverse_bind[j] @ bind_shape``.
+
+        Parameters
+        ----------
+        local, root
+            As :meth:`global_transforms` (None: the bind pose, whose palette is the identity).
+        base : (4, 4), optional
+            World matrix of the skinned object (seed 001); identity by default.
+        bind_shape : (4, 4), optional
+            glTF / three.js bind-shape matrix; identity by default.
+        dtype : float32 or float64
+
+        Returns
+        -------
+        (J, r, 4) or (F, J, r, 4) ``dtype``, ready for :func:`skinkit.lbs` and friends.
+        """
         g = self.global_transforms(local, root=root)
         return skinning_palette(g, self.inverse_bind(), base=base,
                                 bind_shape=bind_shape).astype(dtype, copy=False)
