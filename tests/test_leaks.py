@@ -113,12 +113,16 @@ def test_many_calls_keep_memory_flat(name, dtype):
             else:
                 raise AssertionError(f"{name} did not raise {exc.__name__}")
 
-    for _ in range(200):  # warm up caches, lazy imports, the allocator's pools
+    for _ in range(200):  # lazy imports, the allocator's pools
         call()
     refs = [sys.getrefcount(a) for a in arrays]
     tracemalloc.start()
     try:
-        for _ in range(200):
+        # Bounded caches fill during this warm-up, not during the measured calls: the out-overlap
+        # path (np.shares_memory called from the binding) fills a cache of 1024 small objects
+        # (62 KiB, measured: the same after 2,000 or 8,000 calls) that the ASan build fills
+        # within the first few hundred calls.
+        for _ in range(1200):
             call()
         snap0 = tracemalloc.take_snapshot()
         rss0 = rss()
