@@ -48,16 +48,26 @@ def random_rigid():
 @pytest.fixture
 def random_tree():
     """``random_tree(rng, n_joints, max_depth=64, n_roots=1)`` -> ``parents`` (J,) int64 of a
-    random forest with at most ``max_depth`` levels, in a shuffled joint order (parents are NOT
-    before their children)."""
+    random forest of exactly ``min(n_joints - n_roots + 1, max_depth)`` levels, in a shuffled
+    joint order (parents are NOT before their children)."""
 
     def make(rng, n_joints, max_depth=64, n_roots=1):
         depth = np.zeros(n_joints, dtype=np.int64)
         sorted_parents = np.full(n_joints, -1, dtype=np.int64)
-        for j in range(n_roots, n_joints):
-            candidates = np.flatnonzero(depth[:j] < max_depth - 1)
-            # half the time extend the newest eligible joint, so deep branches occur
-            pick = candidates[-1] if rng.random() < 0.5 else rng.choice(candidates)
+        # a spine from the first root down to max_depth levels, so the deepest case occurs
+        spine = min(n_joints - n_roots + 1, max_depth)
+        is_root = np.zeros(n_joints, dtype=bool)
+        is_root[0] = True
+        is_root[spine:spine + n_roots - 1] = True
+        for j in range(1, n_joints):
+            if is_root[j]:
+                continue
+            if j < spine:
+                pick = j - 1
+            else:
+                candidates = np.flatnonzero(depth[:j] < max_depth - 1)
+                # half the time extend the newest eligible joint: long branches besides the spine
+                pick = candidates[-1] if rng.random() < 0.5 else rng.choice(candidates)
             sorted_parents[j] = pick
             depth[j] = depth[pick] + 1
         # relabel: caller joint perm[k] is sorted joint k

@@ -53,8 +53,10 @@ def is_shuffled(parents):
 @pytest.mark.parametrize("n_joints", [1, 64, 1000])
 def test_forward_kinematics_random_trees(rng, random_tree, random_rigid, tree_depth, n_joints,
                                          root_kind, frames, dtype):
-    parents = random_tree(rng, n_joints, max_depth=64, n_roots=1 + n_joints // 200)
-    assert tree_depth(parents) <= 64
+    n_roots = 1 + n_joints // 200
+    parents = random_tree(rng, n_joints, max_depth=64, n_roots=n_roots)
+    assert tree_depth(parents) == min(64, n_joints - n_roots + 1)
+    assert np.sum(parents < 0) == n_roots
     if n_joints > 1:
         assert is_shuffled(parents)
     lead = () if frames is None else (frames,)
