@@ -138,6 +138,19 @@ def mesh(positions, faces, color="#9fb4c7", skeleton=None, local=None, ax=None, 
     return fig
 
 
+def _stripes(rest, faces, color, n=6):
+    """Per-face colours in ``n`` light / dark stripes around the rest pose's y axis, so that a
+    twist shows as a spiral instead of an unchanged-looking cylinder."""
+    from matplotlib.colors import to_rgba_array
+
+    c = np.asarray(rest, dtype=np.float64)[faces].mean(1)
+    sector = np.floor((np.arctan2(c[:, 2], c[:, 0]) + np.pi) / (2 * np.pi) * 2 * n)
+    light = (sector.astype(np.int64) % 2).astype(bool)
+    out = np.repeat(to_rgba_array(color), len(faces), 0)
+    out[light, :3] = 1.0 - 0.45 * (1.0 - out[light, :3])
+    return out
+
+
 def candy_wrapper(rig=None, angles=(0, 90, 135, 179), methods=("rigid", "lbs", "dqs"), joint=5,
                   elev=14, azim=-60, crop=None):
     """The candy-wrapper figure (seed 004): one twisted cylinder per method (rows) and angle
@@ -185,7 +198,8 @@ def candy_wrapper(rig=None, angles=(0, 90, 135, 179), methods=("rigid", "lbs", "
                 remap[inside] = np.arange(inside.size)
                 parents = np.where(parents[inside] >= 0, remap[np.maximum(parents[inside], 0)], -1)
                 joints = joints[inside]
-            pts = [_draw_mesh(ax, P[c], faces, METHOD_COLORS.get(m, "#9fb4c7")),
+            pts = [_draw_mesh(ax, P[c], faces, _stripes(rig.positions, faces,
+                                                       METHOD_COLORS.get(m, "#9fb4c7"))),
                    _draw_skeleton(ax, parents, joints, size=6)]
             _equal(ax, np.vstack(pts), pad=0.02)
             ax.view_init(elev=elev, azim=azim)
