@@ -305,6 +305,19 @@ def test_skin_dispatch_bad_input(rig, method):
            _poke(rig.weights, (0, 0), -1.0), rig.palette, method=method)
 
 
+def test_skin_rigid_validates_raw_influences(rig):
+    """skin(method="rigid") takes the same raw influences as lbs and dqs, so the same bad ones
+    raise (DESIGN.md section 5), not only those of the slot it ends up using."""
+    w = rig.weights.copy()
+    w[3] = [0.9, 0.1]
+    idx = rig.indices.copy()
+    idx[3, 1] = J + 5  # out of range in the smaller, non-zero slot
+    expect(IndexError, r"indices.*vertex 3\b", sk.skin, rig.positions, idx, w, rig.palette,
+           method="rigid", out=np.zeros((V, 3)))
+    expect(ValueError, "weights", sk.skin, rig.positions, rig.indices, _poke(rig.weights, (2, 1), np.nan),
+           rig.palette, method="rigid", out=np.zeros((V, 3)))
+
+
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
 @pytest.mark.parametrize("method", ["lbs", "dqs", "skin-rigid"])
 def test_index_out_of_range_names_the_first_vertex(rig, method, index_dtype):
