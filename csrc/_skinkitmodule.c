@@ -665,10 +665,8 @@ static PyObject *py_simd_paths(PyObject *self, PyObject *noargs)
 {
     PyObject *list = PyList_New(0);
     if (!list) return NULL;
-    for (int p = SK_SIMD_SCALAR; p <= (int)sk_simd_best(); ++p) {
-        sk_simd prev = sk_simd_current();
-        if (sk_simd_select((sk_simd)p) != SK_OK) continue;
-        sk_simd_select(prev);
+    for (int p = SK_SIMD_SCALAR; p <= SK_SIMD_AVX512; ++p) {
+        if (!sk_simd_supported((sk_simd)p)) continue;
         PyObject *name = PyUnicode_FromString(sk_simd_name((sk_simd)p));
         if (!name || PyList_Append(list, name) < 0) {
             Py_XDECREF(name);

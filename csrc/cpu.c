@@ -61,11 +61,15 @@ sk_simd sk_simd_current(void)
     return (sk_simd)sk_current;
 }
 
+int sk_simd_supported(sk_simd path)
+{
+    return (int)path >= SK_SIMD_SCALAR && (int)path <= SK_SIMD_AVX512 && sk_built(path) &&
+           sk_cpu_has(path);
+}
+
 sk_result sk_simd_select(sk_simd path)
 {
-    if ((int)path < SK_SIMD_SCALAR || (int)path > SK_SIMD_AVX512 || !sk_built(path) ||
-        !sk_cpu_has(path))
-        return SK_ERR_BAD_ARGUMENT;
+    if (!sk_simd_supported(path)) return SK_ERR_BAD_ARGUMENT;
     sk_current = (int)path;
     return SK_OK;
 }

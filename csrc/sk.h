@@ -238,6 +238,8 @@ typedef enum sk_simd {
 sk_simd sk_simd_best(void);
 /* The path kernels use now: sk_simd_best() until sk_simd_select() changes it. */
 sk_simd sk_simd_current(void);
+/* Whether this build and this CPU can run `path`. */
+int sk_simd_supported(sk_simd path);
 /* Use `path` from now on.  SK_ERR_BAD_ARGUMENT, nothing changed, when the build or the CPU lacks
  * it.  Process-wide; not to be called while kernels run (tests, benchmarks, SKINKIT_SIMD). */
 sk_result sk_simd_select(sk_simd path);

@@ -89,6 +89,9 @@ SK_ALWAYS_INLINE double simd_weight_f64(const char *p, sk_weight_type t)
         (j) = (uint64_t)(j) < (uint64_t)(J) ? (j) : 0;                                           \
     } while (0)
 
+/* Joint offsets of the K = 4 instantiations are int32 (offsets4): at most this many joints. */
+#define SK_SIMD_MAX_JOINTS_K4 (1 << 24)
+
 /* Dispatch once per call: K = 4 with float weights (glTF's layout) gets instantiations with the
  * slot loop unrolled, for uint16 and uint8 indices (glTF's JOINTS_0) and for the other index
  * types read through a switch; any other K or weight type one more.  kk = 0: K read from the
@@ -96,7 +99,8 @@ SK_ALWAYS_INLINE double simd_weight_f64(const char *p, sk_weight_type t)
 #define SIMD_DISPATCH(fn, job, begin, end)                                                       \
     do {                                                                                         \
         const sk_influences *in_ = &(job)->influences;                                          \
-        if (in_->k == 4 && in_->weight_type == SK_WEIGHT_FLOAT) {                               \
+        if (in_->k == 4 && in_->weight_type == SK_WEIGHT_FLOAT &&                               \
+            (job)->n_joints <= SK_SIMD_MAX_JOINTS_K4) {                                          \
             if (in_->index_type == SK_INDEX_U16)                                                 \
                 fn(job, begin, end, SK_INDEX_U16, 4, SK_WEIGHT_FLOAT);                           \
             else if (in_->index_type == SK_INDEX_U8)                                             \
