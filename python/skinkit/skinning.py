@@ -258,12 +258,20 @@ def skin(positions, *args, method="lbs", **kwargs):
     if method == "dqs":
         return dqs(positions, *args, **kwargs)
     if method == "rigid":
-        idx, w, _, rest = _influences(args, "skin")
+        idx, w, validated_joints, rest = _influences(args, "skin")
         if len(rest) != 1:
             raise TypeError("skin() takes positions, influences (or indices, weights) and palette")
-        idx, w = np.asarray(idx), np.asarray(w)
-        if idx.ndim != 2 or w.shape != idx.shape:
-            raise ValueError("indices and weights must both have shape (V, K)")
+        # the checks lbs and dqs make, before the largest-weight joint is picked
+        positions = _positions(positions)
+        J = _palette(rest[0], positions.dtype)[0].shape[1]
+        if validated_joints is None:
+            if isinstance(w, np.ndarray) and w.dtype not in (positions.dtype, np.uint8, np.uint16):
+                raise TypeError(f"weights has dtype {w.dtype}, expected {positions.dtype} or "
+                                "unorm uint8 / uint16")
+            _core.validate_influences(idx, w, J)
+        elif validated_joints > J:
+            raise ValueError(f"influences were validated for {validated_joints} joints, the "
+                             f"palette has {J}")
         best = np.argmax(w, axis=1)
         j = np.take_along_axis(idx, best[:, None], 1)[:, 0].astype(np.int64)
         j[~np.any(w > 0, axis=1)] = -1
