@@ -2,6 +2,7 @@
 #include <math.h>
 
 #include "sk.h"
+#include "skin_simd.h"
 
 #define SK_T float
 #define SK_FN(name) name##_f32

@@ -1,8 +1,31 @@
 /* skin_rigid.template.c -- rigid skinning (seed 003); included by skin_rigid.c per float type.
  * job->prepared comes from sk_lbs_prepare_* (each joint's 3x4 and cofactor). */
 
+/* The SIMD kernels (the LBS blocks with one joint per vertex) take any strides, no tangents; 0
+ * when this call is not theirs. */
+static int SK_FN(rigid_simd)(const SK_JOB *job, int64_t begin, int64_t end)
+{
+    sk_simd path = sk_simd_current();
+    if (path == SK_SIMD_SCALAR || job->tangents.data) return 0;
+#ifdef SK_BUILD_AVX512
+    if (path == SK_SIMD_AVX512) {
+        SK_FN(sk_rigid_avx512)(job, begin, end);
+        return 1;
+    }
+#endif
+#ifdef SK_BUILD_AVX2
+    if (path == SK_SIMD_AVX2) {
+        SK_FN(sk_rigid_avx2)(job, begin, end);
+        return 1;
+    }
+#endif
+    (void)begin, (void)end;
+    return 0;
+}
+
 void SK_FN(sk_rigid)(const SK_JOB *job, int64_t begin, int64_t end)
 {
+    if (begin >= end || SK_FN(rigid_simd)(job, begin, end)) return;
     for (int64_t v = begin; v < end; ++v) {
         int64_t j = sk_read_index((const char *)job->rigid_indices.data + v * job->rigid_indices.row,
                                   job->rigid_index_type);

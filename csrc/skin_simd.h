@@ -19,6 +19,10 @@ void sk_lbs_avx2_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
 void sk_lbs_avx2_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end);
 void sk_lbs_avx512_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
 void sk_lbs_avx512_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end);
+void sk_rigid_avx2_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
+void sk_rigid_avx2_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end);
+void sk_rigid_avx512_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
+void sk_rigid_avx512_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end);
 void sk_dqs_avx2_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
 void sk_dqs_avx512_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
 

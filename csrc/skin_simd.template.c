@@ -89,6 +89,19 @@ SK_ALWAYS_INLINE double simd_weight_f64(const char *p, sk_weight_type t)
         (j) = (uint64_t)(j) < (uint64_t)(J) ? (j) : 0;                                           \
     } while (0)
 
+/* kk of rigid skinning: the LBS blocks with one joint of weight 1 per vertex, read from
+ * job->rigid_indices (the block code, and so the bits, are those of LBS with K = 1). */
+#define SIMD_RIGID (-1)
+
+/* Rigid skinning through the LBS range function `fn`, specialized for uint16 indices. */
+#define SIMD_RIGID_DISPATCH(fn, job, begin, end)                                                 \
+    do {                                                                                         \
+        if ((job)->rigid_index_type == SK_INDEX_U16)                                             \
+            fn(job, begin, end, SK_INDEX_U16, SIMD_RIGID, SK_WEIGHT_FLOAT);                      \
+        else                                                                                     \
+            fn(job, begin, end, (job)->rigid_index_type, SIMD_RIGID, SK_WEIGHT_FLOAT);           \
+    } while (0)
+
 /* Joint offsets of the K = 4 instantiations are int32 (offsets4): at most this many joints. */
 #define SK_SIMD_MAX_JOINTS_K4 (1 << 24)
 
@@ -249,6 +262,14 @@ SK_ALWAYS_INLINE float lbs16_blend(__m512 *m, __m512 *c, const sk_skin_job_f32 *
                                    const int32_t *off, sk_index_type it, int64_t kk,
                                    sk_weight_type wt, int normals)
 {
+    if (kk == SIMD_RIGID) { /* one joint, weight 1 (m = K[j] exactly); j < 0 or >= J: copied */
+        const int64_t j = simd_index((const char *)job->rigid_indices.data +
+                                     v * job->rigid_indices.row, it);
+        if (j < 0 || j >= job->n_joints) return 0;
+        *m = _mm512_loadu_ps(job->prepared + SK_LBS_PREPARED_SIZE * j);
+        if (normals) *c = _mm512_loadu_ps(job->prepared + SK_LBS_PREPARED_SIZE * j + 16);
+        return 1;
+    }
     const sk_influences *in = &job->influences;
     const char *ip = (const char *)in->indices.data + v * in->indices.row;
     const char *wp = (const char *)in->weights.data + v * in->weights.row;
@@ -520,12 +541,30 @@ void SK_ISA(sk_lbs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end
     SIMD_DISPATCH(lbs16_range, job, begin, end);
 }
 
+void SK_ISA(sk_rigid, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end)
+{
+    SIMD_RIGID_DISPATCH(lbs16_range, job, begin, end);
+}
+
 #else /* AVX2: 8 vertices per block, one vertex's blended 3x4 per ymm pair */
 
 /* m[0] = columns 0, 1 and m[1] = columns 2, 3 of sum_k w_k K[j_k]; c likewise for cofactors. */
 SK_ALWAYS_INLINE float lbs8_blend(__m256 m[2], __m256 c[2], const sk_skin_job_f32 *job, int64_t v,
                                   sk_index_type it, int64_t kk, sk_weight_type wt, int normals)
 {
+    if (kk == SIMD_RIGID) { /* one joint, weight 1; j < 0 or >= J: copied */
+        const int64_t j = simd_index((const char *)job->rigid_indices.data +
+                                     v * job->rigid_indices.row, it);
+        if (j < 0 || j >= job->n_joints) return 0;
+        const float *pj = job->prepared + SK_LBS_PREPARED_SIZE * j;
+        m[0] = _mm256_loadu_ps(pj);
+        m[1] = _mm256_loadu_ps(pj + 8);
+        if (normals) {
+            c[0] = _mm256_loadu_ps(pj + 16);
+            c[1] = _mm256_loadu_ps(pj + 24);
+        }
+        return 1;
+    }
     const sk_influences *in = &job->influences;
     const char *ip = (const char *)in->indices.data + v * in->indices.row;
     const char *wp = (const char *)in->weights.data + v * in->weights.row;
@@ -685,6 +724,11 @@ void SK_ISA(sk_lbs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end
     SIMD_DISPATCH(lbs8_range, job, begin, end);
 }
 
+void SK_ISA(sk_rigid, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end)
+{
+    SIMD_RIGID_DISPATCH(lbs8_range, job, begin, end);
+}
+
 #endif /* __AVX512F__ */
 
 /* ==========================================================================================
@@ -695,6 +739,16 @@ SK_ALWAYS_INLINE double lbs4d_blend(__m256d m[4], __m256d c[3], const sk_skin_jo
                                     int64_t v, sk_index_type it, int64_t kk, sk_weight_type wt,
                                     int normals)
 {
+    if (kk == SIMD_RIGID) { /* one joint, weight 1; j < 0 or >= J: copied */
+        const int64_t j = simd_index((const char *)job->rigid_indices.data +
+                                     v * job->rigid_indices.row, it);
+        if (j < 0 || j >= job->n_joints) return 0;
+        const double *pj = job->prepared + SK_LBS_PREPARED_SIZE * j;
+        for (int q = 0; q < 4; ++q) m[q] = _mm256_loadu_pd(pj + 4 * q);
+        if (normals)
+            for (int q = 0; q < 3; ++q) c[q] = _mm256_loadu_pd(pj + 16 + 4 * q);
+        return 1;
+    }
     const sk_influences *in = &job->influences;
     const char *ip = (const char *)in->indices.data + v * in->indices.row;
     const char *wp = (const char *)in->weights.data + v * in->weights.row;
@@ -826,6 +880,11 @@ SK_ALWAYS_INLINE void lbs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
 void SK_ISA(sk_lbs, _f64)(const sk_skin_job_f64 *job, int64_t begin, int64_t end)
 {
     SIMD_DISPATCH(lbs4d_range, job, begin, end);
+}
+
+void SK_ISA(sk_rigid, _f64)(const sk_skin_job_f64 *job, int64_t begin, int64_t end)
+{
+    SIMD_RIGID_DISPATCH(lbs4d_range, job, begin, end);
 }
 
 /* ==========================================================================================

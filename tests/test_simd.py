@@ -213,6 +213,30 @@ def test_dqs_many_joints_and_scaled_palettes(path):
         assert_close(p, ref.dqs(P, idx, w, pal, pivots=piv), P, pal, np.float32)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+def test_rigid_matches_reference(path, dtype, index_dtype):
+    rng = np.random.default_rng([7, INDEX_DTYPES.index(index_dtype)])
+    V, J = 149, 9
+    P = rng.normal(size=(V, 3)) * 4
+    N = unit_rows(rng, V)
+    idx = rng.integers(0, J, V).astype(index_dtype)
+    if np.issubdtype(index_dtype, np.signedinteger):
+        idx[::7] = -1  # not skinned: copied
+    pal = scaled_palette(rng, J)
+    p, n = sk.rigid(P.astype(dtype), idx, pal, normals=N.astype(dtype))
+    rp, rn = ref.rigid(P, idx, pal, normals=N)
+    assert_close(p, rp, P, pal, dtype)
+    np.testing.assert_allclose(n, rn, atol=10 * TOL[dtype])
+    if np.issubdtype(index_dtype, np.signedinteger):
+        assert np.array_equal(p[::7], P[::7].astype(dtype))
+        assert np.array_equal(n[::7], N[::7].astype(dtype))
+    # (V, 1) indices and a strided view give the same bits
+    inter = np.zeros((V, 8), dtype)
+    inter[:, 2:5] = P
+    assert np.array_equal(sk.rigid(inter[:, 2:5], idx[:, None], pal), p)
+
+
 def test_paths_agree(path):
     """Each path is within rounding of the scalar one (they may differ in the last bits)."""
     rng = np.random.default_rng(11)
@@ -221,10 +245,13 @@ def test_paths_agree(path):
     N = unit_rows(rng, V).astype(np.float32)
     idx, w = influences(rng, V, J, 4)
     pal = rigid_palette(rng, J)
-    got = [sk.lbs(P, idx, w, pal, normals=N), sk.dqs(P, idx, w, pal, normals=N)]
+    j = np.ascontiguousarray(idx[:, 0]).astype(np.int32)
+    got = [sk.lbs(P, idx, w, pal, normals=N), sk.dqs(P, idx, w, pal, normals=N),
+           sk.rigid(P, j, pal, normals=N)]
     previous = _core.set_simd_path("scalar")
     try:
-        want = [sk.lbs(P, idx, w, pal, normals=N), sk.dqs(P, idx, w, pal, normals=N)]
+        want = [sk.lbs(P, idx, w, pal, normals=N), sk.dqs(P, idx, w, pal, normals=N),
+                sk.rigid(P, j, pal, normals=N)]
     finally:
         _core.set_simd_path(previous)
     for g, h in zip(got, want):
