@@ -835,6 +835,11 @@ static PyObject *bind_result(sk_result r, int64_t bad, const char *arg)
         PyErr_Format(PyExc_ValueError, "vertices: NaN or inf at vertex %lld", (long long)bad);
         return NULL;
     }
+    if (r == SK_ERR_TOO_LARGE) {
+        PyErr_Format(PyExc_ValueError, "vertices: coordinate beyond 1e150 at vertex %lld "
+                     "(squared distances would overflow)", (long long)bad);
+        return NULL;
+    }
     return raise_result(r, arg, bad);
 }
 

@@ -19,6 +19,13 @@ static sk_result SK_FN(check_vertices)(const SK_T *vertices, ptrdiff_t row, ptrd
             if (bad) *bad = v;
             return SK_ERR_NOT_FINITE;
         }
+        /* Every rule compares squared distances: refuse what would overflow them rather than
+         * rank infinities (which silently picks joint 0 and gives NaN weights). */
+        if (!(fabs(p[0]) <= SK_BIND_MAX_COORD && fabs(p[1]) <= SK_BIND_MAX_COORD &&
+              fabs(p[2]) <= SK_BIND_MAX_COORD)) {
+            if (bad) *bad = v;
+            return SK_ERR_TOO_LARGE;
+        }
     }
     return SK_OK;
 }
@@ -125,7 +132,9 @@ sk_result SK_FN(sk_bind_sphere_radii)(double *radii, const SK_T *vertices, ptrdi
             if (d2 < radii[j]) radii[j] = d2;
         }
     }
-    for (int64_t j = 0; j < bones->n_joints; ++j) radii[j] = multiplier * sqrt(radii[j]);
+    /* No vertices: no nearest distance, so no sphere (radius 0), not multiplier * inf. */
+    for (int64_t j = 0; j < bones->n_joints; ++j)
+        radii[j] = n_vertices > 0 ? multiplier * sqrt(radii[j]) : 0.0;
     return SK_OK;
 }
 

@@ -37,6 +37,7 @@ typedef enum sk_result {
     SK_ERR_NEGATIVE_WEIGHT,  /* a weight below zero */
     SK_ERR_NEEDS_PIVOTS,     /* DQS: the palette has scale or shear and no pivots were given */
     SK_ERR_BAD_ARGUMENT,     /* a size or option outside its documented range */
+    SK_ERR_TOO_LARGE,        /* binding: a coordinate beyond SK_BIND_MAX_COORD */
     SK_ERR_COUNT
 } sk_result;
 
@@ -277,9 +278,13 @@ typedef struct sk_bind_explain {
 /* Every binder below writes fixed-K influences: indices (V, K) int32 and weights (V, K) of the
  * vertices' type, both C-contiguous, slots in decreasing weight (ties: smaller joint index);
  * a zero-weight slot holds index 0.  Vertices are a (V, 3) stream: vertex v component c at
- * (const char *)vertices + v * row + c * elem.  A NaN or inf vertex gives SK_ERR_NOT_FINITE with
- * *bad = the vertex, checked before anything is written.  Distances are computed in double.
+ * (const char *)vertices + v * row + c * elem.  A NaN or inf vertex gives SK_ERR_NOT_FINITE, a
+ * coordinate beyond SK_BIND_MAX_COORD (whose squared distances would overflow a double)
+ * SK_ERR_TOO_LARGE, with *bad = the vertex, checked before anything is written.  Distances are
+ * computed in double.
  * Ties between equally near joints or bones go to the smallest joint index. */
+
+#define SK_BIND_MAX_COORD 1e150
 
 /* Bytes of scratch memory sk_bind_proximity_* and sk_bind_envelope_* need for k slots. */
 size_t sk_bind_scratch_size(int64_t k);
@@ -312,7 +317,7 @@ sk_result sk_bind_proximity_f64(int32_t *indices, double *weights,
                                 void *scratch, int64_t *bad);
 
 /* Volume-sphere radii (seed 002): radii[j] = multiplier * min_v |v - joint j|, (J,) double;
- * +inf when V == 0.  SK_ERR_BAD_ARGUMENT for a negative or non-finite multiplier. */
+ * 0 (no sphere) when V == 0.  SK_ERR_BAD_ARGUMENT for a negative or non-finite multiplier. */
 sk_result sk_bind_sphere_radii_f32(double *radii, const float *vertices, ptrdiff_t row,
                                    ptrdiff_t elem, int64_t n_vertices, const sk_bones *bones,
                                    double multiplier, int64_t *bad);

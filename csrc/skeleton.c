@@ -13,6 +13,7 @@ const char *sk_result_string(sk_result r)
     case SK_ERR_NEGATIVE_WEIGHT: return "weight is negative";
     case SK_ERR_NEEDS_PIVOTS: return "palette has scale or shear: pivots are required";
     case SK_ERR_BAD_ARGUMENT: return "argument out of range";
+    case SK_ERR_TOO_LARGE: return "coordinate too large (squared distances would overflow)";
     default: return "unknown result";
     }
 }

@@ -596,12 +596,16 @@ def test_volume_sphere_radii_of_no_vertices():
 @pytest.mark.parametrize("binder", ["nearest", "proximity", "proximity-bone", "volume_spheres",
                                     "projection", "height_bands"])
 def test_binders_far_but_finite_vertices(binder):
-    """Finite float64 vertices far enough away that squared distances overflow still get finite,
-    normalized weights (found by tests/fuzz/fuzz_bind.c: proximity wrote NaN weights, volume
-    spheres blamed its radii)."""
+    """Finite float64 vertices far enough away that squared distances overflow are refused with
+    a ValueError naming the vertex, before anything is written (found by tests/fuzz/fuzz_bind.c:
+    proximity wrote NaN weights, nearest ranked infinities and picked joint 0, volume spheres
+    blamed its radii)."""
     s = sk.Skeleton.chain(J, 1.0)
-    v = np.array([[1.0, -5e173, 1.5], [0.0, 1e160, 0.0], [0.1, 0.5, 0.0]])
-    idx, w = BINDERS[binder](v, s)
+    v = np.array([[0.1, 0.5, 0.0], [1.0, -5e173, 1.5], [0.0, 1e160, 0.0]])
+    with pytest.raises(ValueError, match=r"vertices: coordinate beyond 1e150 at vertex 1\b"):
+        BINDERS[binder](v, s)
+    # just inside the limit still binds, to finite normalized weights
+    idx, w = BINDERS[binder](np.array([[0.0, 1e149, 0.0], [0.1, 0.5, 0.0]]), s)
     assert np.isfinite(w).all(), w
     np.testing.assert_allclose(w.sum(1), 1.0, rtol=1e-12)
     assert ((idx >= 0) & (idx < J)).all()

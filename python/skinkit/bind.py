@@ -215,7 +215,7 @@ def volume_sphere_radii(vertices, skeleton, multiplier=1.5):
 
     Returns
     -------
-    (J,) float64; ``inf`` for every joint when V = 0.
+    (J,) float64; 0 (no sphere) for every joint when V = 0.
     """
     v = _vertices(vertices)
     multiplier = _nonneg(multiplier, "multiplier")

@@ -300,11 +300,11 @@ def to_dense(indices, weights, n_joints):
     Returns
     -------
     (V, J), the weights' float dtype.  IndexError naming the first vertex with a non-zero weight
-    on a joint outside ``[0, n_joints)``.
+    on a joint outside ``[0, n_joints)``; ValueError for NaN, inf or negative weights.
     """
     i, w = _pair(indices, weights)
     J = positive_int(n_joints, "n_joints")
-    f = w.astype(np.float64) / _UNORM[w.dtype] if w.dtype in _UNORM else w
+    f, _ = _as_float(w)  # NaN / inf or negative weights: ValueError, as the other tools
     nz = f != 0
     bad = nz & ((i < 0) | (i >= J))
     if bad.any():

@@ -109,21 +109,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int64_t v = 0; v < V; ++v)
         for (int c = 0; c < 3; ++c) {
             double x = edge_vertices ? fz_mostly_finite(&in) : small(&in);
-            /* KNOWN FINDING, kept out so the lane keeps fuzzing the rest: a finite float64 vertex
-             * beyond ~1e154 overflows the squared distances, and proximity then writes NaN
-             * weights (0 * inf, inf / inf in bind.template.c).  Tracked by
-             * tests/test_bad_input.py::test_binders_far_but_finite_vertices; drop this clamp
-             * once that passes. */
-            if (isfinite(x) && fabs(x) > 1e150) x = x > 0 ? 1e150 : -1e150;
             if (f64) *(double *)fz_at(&vert, v, c) = x;
             else *(float *)fz_at(&vert, v, c) = (float)x;
         }
     fz_block vert0 = fz_snapshot(&vert.block);
-    int vertices_finite = 1;
+    int vertices_finite = 1, vertices_in_range = 1; /* in range: |x| <= SK_BIND_MAX_COORD */
     for (int64_t v = 0; v < V; ++v)
         for (int c = 0; c < 3; ++c) {
             double x = f64 ? *(double *)fz_at(&vert, v, c) : *(float *)fz_at(&vert, v, c);
             if (!isfinite(x)) vertices_finite = 0;
+            else if (fabs(x) > SK_BIND_MAX_COORD) vertices_in_range = 0;
         }
 
     int64_t kout = which == 0 || which == 4 ? 1 : (which == 2 || which == 3 || which == 5) ? 2 : (K ? K : 1);
@@ -168,12 +163,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (r == SK_OK) {
             for (int64_t j = 0; j < J; ++j) {
                 double rj = ((double *)radii.mem)[j];
-                /* KNOWN FINDING, exempted here so the lane keeps fuzzing the rest: multiplier 0
-                 * times an infinite nearest distance (V = 0, or a float64 vertex so far away that
-                 * the squared distance overflows) gives NaN radii (bind.template.c).  Tracked by
-                 * tests/test_bad_input.py::test_volume_sphere_radii_of_no_vertices; delete this
-                 * exemption once that passes. */
-                if (mult == 0.0 && isnan(rj)) continue;
                 if (!(rj >= 0) || (V > 0 && !isfinite(rj) && vertices_finite && edge_vertices == 0))
                     FZ_FAIL("sphere radius %lld = %g", (long long)j, rj);
             }
@@ -266,9 +255,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             FZ_FAIL("binder %d: not-finite at vertex %lld", which, (long long)bad);
         if (r == SK_ERR_BAD_ARGUMENT && !expect_bad_argument)
             FZ_FAIL("binder %d: unexpected bad argument", which);
-        if (r != SK_ERR_NOT_FINITE && r != SK_ERR_BAD_ARGUMENT) FZ_FAIL("binder %d: code %d", which, (int)r);
+        if (r == SK_ERR_TOO_LARGE && (vertices_in_range || bad < 0 || bad >= V))
+            FZ_FAIL("binder %d: too-large at vertex %lld", which, (long long)bad);
+        if (r != SK_ERR_NOT_FINITE && r != SK_ERR_BAD_ARGUMENT && r != SK_ERR_TOO_LARGE)
+            FZ_FAIL("binder %d: code %d", which, (int)r);
     } else {
         if (!vertices_finite) FZ_FAIL("binder %d accepted a non-finite vertex", which);
+        if (!vertices_in_range) FZ_FAIL("binder %d accepted a vertex beyond 1e150", which);
         if (expect_bad_argument) FZ_FAIL("binder %d accepted a bad argument", which);
         check_influences(&idx, &wts, f64, V, kout, J, normalized, may_be_zero, "binder");
     }
