@@ -110,7 +110,8 @@ sk_result sk_palette_f64(double *palette, const double *globals, const double *i
  * Influences: fixed K per vertex; indices of one of sk_index_type, weights of the kernel's float
  * type or unorm8 / unorm16 (w / 255, w / 65535).  The index of a zero weight is never read.
  *
- * Palettes are compact and contiguous: (J, 3, 4) of the kernel's float type.
+ * Palettes are compact and contiguous: (J, 3, 4) of the kernel's float type, J >= 1 (an index
+ * that escaped validation is read as joint 0, which must exist).
  *
  * A kernel call computes vertices [begin, end) and writes only those rows of its outputs; every
  * vertex is computed by the same operations whatever the range, so splitting V over threads never

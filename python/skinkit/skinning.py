@@ -167,6 +167,13 @@ def _run(method, positions, indices, weights, palette, validated_joints, *, pivo
     out = np.empty(shape + (3,), dtype=positions.dtype) if out is None else out
     out_normals = alloc(out_normals, "out_normals", normals, 3)
     out_tangents = alloc(out_tangents, "out_tangents", tangents, 4)
+    # The binding checks outputs fully; naming a wrongly shaped one here keeps the message about
+    # the output rather than about the batch it was meant for.
+    for name, arr, n in (("out", out, 3), ("out_normals", out_normals, 3),
+                         ("out_tangents", out_tangents, 4)):
+        if isinstance(arr, np.ndarray) and arr.dtype == positions.dtype and \
+                arr.shape != shape + (n,):
+            raise ValueError(f"{name} has shape {arr.shape}, expected {shape + (n,)}")
     _core.skin(_METHOD[method], positions, normals, tangents, out, out_normals, out_tangents,
                indices, weights, k, piv, J, _RULE[normal_rule], n_threads,
                validated_joints is not None)
