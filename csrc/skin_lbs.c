@@ -22,14 +22,47 @@
 #undef SK_FN
 #undef SK_JOB
 
+/* Whether any of n contiguous rigid indices is >= n_joints (negative ones are fine: not
+ * skinned): branch-free loops the compiler vectorizes. */
+static int rigid_any_bad(const char *p, sk_index_type type, int64_t n, int64_t n_joints)
+{
+    int any = 0;
+    switch (type) {
+    case SK_INDEX_U8:
+        for (int64_t i = 0; i < n; ++i) any |= (int64_t)((const uint8_t *)p)[i] >= n_joints;
+        break;
+    case SK_INDEX_U16:
+        for (int64_t i = 0; i < n; ++i) any |= (int64_t)((const uint16_t *)p)[i] >= n_joints;
+        break;
+    case SK_INDEX_U32:
+        for (int64_t i = 0; i < n; ++i) any |= (int64_t)((const uint32_t *)p)[i] >= n_joints;
+        break;
+    case SK_INDEX_I32:
+        for (int64_t i = 0; i < n; ++i) any |= (int64_t)((const int32_t *)p)[i] >= n_joints;
+        break;
+    default:
+        for (int64_t i = 0; i < n; ++i) any |= ((const int64_t *)p)[i] >= n_joints;
+        break;
+    }
+    return any;
+}
+
 sk_result sk_validate_rigid_indices(const sk_stream *indices, sk_index_type type,
                                     int64_t n_vertices, int64_t n_joints, int64_t *bad)
 {
-    for (int64_t v = 0; v < n_vertices; ++v) {
-        int64_t j = sk_read_index((const char *)indices->data + v * indices->row, type);
-        if (j >= n_joints) {
-            if (bad) *bad = v;
-            return SK_ERR_INDEX_RANGE;
+    static const ptrdiff_t isize[] = {1, 2, 4, 4, 8};
+    const int64_t chunk = 4096;
+    for (int64_t v0 = 0; v0 < n_vertices; v0 += chunk) {
+        int64_t v1 = n_vertices - v0 < chunk ? n_vertices : v0 + chunk;
+        const char *p = (const char *)indices->data + v0 * indices->row;
+        /* contiguous indices: a chunk at a time, re-read one by one only when it fails */
+        if (indices->row == isize[type] && !rigid_any_bad(p, type, v1 - v0, n_joints)) continue;
+        for (int64_t v = v0; v < v1; ++v) {
+            int64_t j = sk_read_index((const char *)indices->data + v * indices->row, type);
+            if (j >= n_joints) {
+                if (bad) *bad = v;
+                return SK_ERR_INDEX_RANGE;
+            }
         }
     }
     return SK_OK;

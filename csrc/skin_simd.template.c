@@ -450,7 +450,8 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
                            _mm512_setzero_ps()};
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
-        __m512 qp[4], qn[4];
+        __m512 qp[4], qn[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
+                               _mm512_setzero_ps()};
 #pragma GCC unroll 4
         for (int b = 0; b < 4; ++b) {
             const int i = 4 * g + b;
@@ -641,7 +642,7 @@ SK_ALWAYS_INLINE void lbs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, 
                            _mm256_setzero_ps()};
 #pragma GCC unroll 4
     for (int h = 0; h < 4; ++h) {
-        __m256 qp[2], qn[2];
+        __m256 qp[2], qn[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
 #pragma GCC unroll 2
         for (int e = 0; e < 2; ++e) {
             const int i = 2 * h + e;
