@@ -3,6 +3,11 @@
 Conventions: column vectors (``p' = M @ [x, y, z, 1]``), quaternions xyzw, joints in any order
 (sorted internally), palettes ``K[j] = inv(base) @ global[j] @ inverse_bind[j] @ bind_shape``.
 See the README for the tour.
+
+Modules: ``transforms`` (matrix / quaternion helpers), ``reference`` (slow NumPy versions of the
+kernels), ``bind`` (automatic weights) and ``weights`` (weight tools), ``rigs`` (primitives,
+posing), ``metrics``, ``plot`` (matplotlib, imported when drawing), ``io`` (glTF, OBJ, PLY).
+``skinkit.blender`` is imported explicitly, inside Blender (it needs bpy).
 """
 __version__ = "0.1.0"
 
@@ -11,16 +16,18 @@ from ._config import set_num_threads, get_num_threads, show_config
 from .skeleton import Skeleton, forward_kinematics, skinning_palette
 from .skinning import Influences, rigid, lbs, dqs, skin
 from .mesh import SkinnedMesh, Clip, Channel, bake
-from . import bind, weights
-from . import rigs, metrics, plot
+from . import bind, weights, rigs, metrics, plot, io
 
 __all__ = [
-    "Skeleton", "forward_kinematics", "skinning_palette", "Influences", "rigid", "lbs", "dqs", "skin", "transforms", "reference",
-    "set_num_threads", "get_num_threads", "show_config", "__version__",
+    "__version__",
+    # skeletons and palettes
+    "Skeleton", "forward_kinematics", "skinning_palette",
+    # skinning
+    "Influences", "rigid", "lbs", "dqs", "skin",
+    # meshes, clips, baking
+    "SkinnedMesh", "Clip", "Channel", "bake",
+    # settings
+    "set_num_threads", "get_num_threads", "show_config",
+    # modules
+    "transforms", "reference", "bind", "weights", "rigs", "metrics", "plot", "io",
 ]
-__all__ += ["SkinnedMesh", "Clip", "Channel", "bake", "rigs", "metrics", "plot"]
-__all__ += ["bind", "weights"]
-# Assets: skinkit.io.gltf (reading needs NumPy only; writing the `gltf` extra), OBJ / PLY export.
-# skinkit.blender is imported explicitly (it needs bpy).
-from . import io  # noqa: E402
-__all__ += ["io"]
