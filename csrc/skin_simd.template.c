@@ -265,9 +265,14 @@ SK_ALWAYS_INLINE float lbs16_blend(__m512 *m, __m512 *c, const sk_skin_job_f32 *
     if (kk == SIMD_RIGID) { /* one joint, weight 1 (m = K[j] exactly); j < 0 or >= J: copied */
         const int64_t j = simd_index((const char *)job->rigid_indices.data +
                                      v * job->rigid_indices.row, it);
-        if (j < 0 || j >= job->n_joints) return 0;
+        /* each output written once on each branch (no zeroing the compiler turns into a memset) */
+        if (j < 0 || j >= job->n_joints) {
+            *m = *c = _mm512_setzero_ps();
+            return 0;
+        }
         *m = _mm512_loadu_ps(job->prepared + SK_LBS_PREPARED_SIZE * j);
-        if (normals) *c = _mm512_loadu_ps(job->prepared + SK_LBS_PREPARED_SIZE * j + 16);
+        *c = normals ? _mm512_loadu_ps(job->prepared + SK_LBS_PREPARED_SIZE * j + 16)
+                     : _mm512_setzero_ps();
         return 1;
     }
     const sk_influences *in = &job->influences;
@@ -437,10 +442,11 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
 #pragma GCC unroll 1
     for (int i = 0; i < 16; ++i) {
         float total = 0;
-        mb[i] = cb[i] = _mm512_setzero_ps();
-        if (i < n)
+        if (i < n) /* writes both (zeros where unused): no memset of the whole block */
             total = lbs16_blend(&mb[i], &cb[i], job, v0 + i, off + 4 * i, it, kk, wt,
                                 normals && !rigid);
+        else
+            mb[i] = cb[i] = _mm512_setzero_ps();
         if (kk != 4 && !(total > 1e-6f)) small |= 1u << i;
     }
     uint64_t copy = 0; /* three bits per vertex: its lanes in the packed output */
@@ -556,14 +562,15 @@ SK_ALWAYS_INLINE float lbs8_blend(__m256 m[2], __m256 c[2], const sk_skin_job_f3
     if (kk == SIMD_RIGID) { /* one joint, weight 1; j < 0 or >= J: copied */
         const int64_t j = simd_index((const char *)job->rigid_indices.data +
                                      v * job->rigid_indices.row, it);
-        if (j < 0 || j >= job->n_joints) return 0;
+        if (j < 0 || j >= job->n_joints) {
+            m[0] = m[1] = c[0] = c[1] = _mm256_setzero_ps();
+            return 0;
+        }
         const float *pj = job->prepared + SK_LBS_PREPARED_SIZE * j;
         m[0] = _mm256_loadu_ps(pj);
         m[1] = _mm256_loadu_ps(pj + 8);
-        if (normals) {
-            c[0] = _mm256_loadu_ps(pj + 16);
-            c[1] = _mm256_loadu_ps(pj + 24);
-        }
+        c[0] = normals ? _mm256_loadu_ps(pj + 16) : _mm256_setzero_ps();
+        c[1] = normals ? _mm256_loadu_ps(pj + 24) : _mm256_setzero_ps();
         return 1;
     }
     const sk_influences *in = &job->influences;
@@ -634,8 +641,10 @@ SK_ALWAYS_INLINE void lbs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, 
 #pragma GCC unroll 1
     for (int i = 0; i < 8; ++i) {
         float total = 0;
-        mb[i][0] = mb[i][1] = cb[i][0] = cb[i][1] = _mm256_setzero_ps();
-        if (i < n) total = lbs8_blend(mb[i], cb[i], job, v0 + i, it, kk, wt, normals);
+        if (i < n) /* writes all four (zeros where unused) */
+            total = lbs8_blend(mb[i], cb[i], job, v0 + i, it, kk, wt, normals);
+        else
+            mb[i][0] = mb[i][1] = cb[i][0] = cb[i][1] = _mm256_setzero_ps();
         if (!(total > 1e-6f)) copy |= 1u << i;
     }
     __m256 yp[4], yn[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
@@ -743,11 +752,15 @@ SK_ALWAYS_INLINE double lbs4d_blend(__m256d m[4], __m256d c[3], const sk_skin_jo
     if (kk == SIMD_RIGID) { /* one joint, weight 1; j < 0 or >= J: copied */
         const int64_t j = simd_index((const char *)job->rigid_indices.data +
                                      v * job->rigid_indices.row, it);
-        if (j < 0 || j >= job->n_joints) return 0;
+        if (j < 0 || j >= job->n_joints) {
+            for (int q = 0; q < 4; ++q) m[q] = _mm256_setzero_pd();
+            for (int q = 0; q < 3; ++q) c[q] = _mm256_setzero_pd();
+            return 0;
+        }
         const double *pj = job->prepared + SK_LBS_PREPARED_SIZE * j;
         for (int q = 0; q < 4; ++q) m[q] = _mm256_loadu_pd(pj + 4 * q);
-        if (normals)
-            for (int q = 0; q < 3; ++q) c[q] = _mm256_loadu_pd(pj + 16 + 4 * q);
+        for (int q = 0; q < 3; ++q)
+            c[q] = normals ? _mm256_loadu_pd(pj + 16 + 4 * q) : _mm256_setzero_pd();
         return 1;
     }
     const sk_influences *in = &job->influences;
@@ -796,9 +809,12 @@ SK_ALWAYS_INLINE void lbs4d_block(const sk_skin_job_f64 *job, int64_t v0, int n,
 #pragma GCC unroll 1
     for (int i = 0; i < 4; ++i) {
         double total = 0;
-        for (int q = 0; q < 4; ++q) mb[i][q] = _mm256_setzero_pd();
-        for (int q = 0; q < 3; ++q) cb[i][q] = _mm256_setzero_pd();
-        if (i < n) total = lbs4d_blend(mb[i], cb[i], job, v0 + i, it, kk, wt, normals);
+        if (i < n) { /* writes all seven (zeros where unused) */
+            total = lbs4d_blend(mb[i], cb[i], job, v0 + i, it, kk, wt, normals);
+        } else {
+            for (int q = 0; q < 4; ++q) mb[i][q] = _mm256_setzero_pd();
+            for (int q = 0; q < 3; ++q) cb[i][q] = _mm256_setzero_pd();
+        }
         if (!(total > 1e-6)) copy |= 1u << i;
     }
     __m256d yp[4], yn[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(),
@@ -1053,8 +1069,8 @@ SK_ALWAYS_INLINE void dqs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, 
     if (kk == 4 && sign) offsets4(off, &job->influences, v0, n, it, job->n_joints, 1);
 #pragma GCC unroll 1
     for (int i = 0; i < 8; ++i) {
-        q[i] = _mm256_setzero_ps();
         float total = 0;
+        q[i] = _mm256_setzero_ps();
         if (i < n) total = dqs8_blend(&q[i], job, v0 + i, off + 4 * i, sign, it, kk, wt);
         if (!(total > 1e-6f)) copy |= 1u << i;
     }
