@@ -718,7 +718,9 @@ def test_gil_is_released_during_a_long_kernel():
         stamps.append(time.perf_counter())
         time.sleep(0)
     t.join()
-    # With the GIL held, this loop would stall for a whole kernel call at a time.
+    # With the GIL held, this loop would stall for a whole kernel call at a time, i.e. for
+    # nearly all of the three calls; a busy machine may stall it now and then, not throughout.
     gaps = np.diff(stamps)
     assert len(stamps) > 10
-    assert gaps.max() < 0.5 * one_call, (gaps.max(), one_call)
+    stalled = gaps[gaps > 0.25 * one_call].sum()
+    assert stalled < 0.5 * (stamps[-1] - stamps[0]), (stalled, stamps[-1] - stamps[0], one_call)

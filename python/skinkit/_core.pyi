@@ -19,6 +19,22 @@ def palette(out: FloatArray, globals: FloatArray, inverse_bind: FloatArray,
             pre: Optional[NDArray[np.float64]], post: Optional[NDArray[np.float64]]) -> FloatArray: ...
 def build_info() -> dict[str, Any]: ...
 
+# -- skinning kernels (csrc/skin_*.c; skinkit/skinning.py prepares the arguments) ----------------
+# method: 0 rigid, 1 lbs, 2 dqs.  positions (V, 3) or (F, V, 3), any strides, float32 / float64;
+# normals / tangents likewise (…, 3) / (…, 4) or None; out* the matching outputs, (V, n) when
+# unbatched and (F, V, n) when batched, written in place; indices (V, K) of u8 / u16 / u32 / i32 /
+# i64 (rigid: (V,) or (V, 1)); weights (V, K) of the positions' dtype or u8 / u16 (None for
+# rigid); palette (Fk, J, 3, 4) C-contiguous of the positions' dtype, Fk in {1, F}; pivots None or
+# (J, 3); normal_rule 0 "joint" / 1 "blend"; validated: skip the influence validation pass.
+def skin(method: int, positions: FloatArray, normals: Optional[FloatArray],
+         tangents: Optional[FloatArray], out: FloatArray, out_normals: Optional[FloatArray],
+         out_tangents: Optional[FloatArray], indices: NDArray[np.integer[Any]],
+         weights: Optional[NDArray[Any]], palette: FloatArray, pivots: Optional[FloatArray],
+         n_joints: int, normal_rule: int, threads: int, validated: bool) -> None: ...
+def validate_influences(indices: NDArray[np.integer[Any]], weights: NDArray[Any],
+                        n_joints: int) -> None: ...
+# The SIMD path in use ("avx512", "avx2" or "scalar"), the paths this CPU runs, and a switch
+# (SKINKIT_SIMD=scalar|avx2|avx512|auto at import does the same).
 # -- binding (csrc/bind.c; skinkit/bind.py prepares the arguments) -------------------------------
 # bones = (joints (J, 3) f64, parents (J,) i64, seg_start (J + 1,) i64, seg_end (S, 3) f64);
 # indices (V, K) int32 and weights (V, K) of the vertices' dtype are written in place;
