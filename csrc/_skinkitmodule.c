@@ -318,18 +318,6 @@ static PyObject *py_palette(PyObject *self, PyObject *args)
  * Skinning kernels
  * ---------------------------------------------------------------------------------------- */
 
-static int index_type_of(PyArrayObject *a, sk_index_type *t)
-{
-    switch (PyArray_TYPE(a)) {
-    case NPY_UINT8: *t = SK_INDEX_U8; return 1;
-    case NPY_UINT16: *t = SK_INDEX_U16; return 1;
-    case NPY_UINT32: *t = SK_INDEX_U32; return 1;
-    case NPY_INT32: *t = SK_INDEX_I32; return 1;
-    case NPY_INT64: *t = SK_INDEX_I64; return 1;
-    default: return 0;
-    }
-}
-
 /* A vertex stream of `a`, optionally at frame f of a batched (F, V, n) array. */
 static sk_stream stream_of(PyArrayObject *a, npy_intp f)
 {
@@ -343,6 +331,66 @@ static sk_stream stream_of(PyArrayObject *a, npy_intp f)
     s.elem = nd >= 2 ? PyArray_STRIDE(a, nd - 1) : 0;
     if (nd == 1) s.row = PyArray_STRIDE(a, 0);
     return s;
+}
+
+static int index_type_of(PyArrayObject *a, sk_index_type *t)
+{
+    switch (PyArray_TYPE(a)) {
+    case NPY_UINT8: *t = SK_INDEX_U8; return 1;
+    case NPY_UINT16: *t = SK_INDEX_U16; return 1;
+    case NPY_UINT32: *t = SK_INDEX_U32; return 1;
+    case NPY_INT32: *t = SK_INDEX_I32; return 1;
+    case NPY_INT64: *t = SK_INDEX_I64; return 1;
+    default: return 0;
+    }
+}
+
+/* The index type of `a`, or TypeError naming indices. */
+static int get_index_type(PyArrayObject *a, sk_index_type *t)
+{
+    if (index_type_of(a, t)) return 1;
+    PyErr_Format(PyExc_TypeError, "indices has dtype %S, expected uint8, uint16, uint32, int32 or "
+                 "int64", (PyObject *)PyArray_DESCR(a));
+    return 0;
+}
+
+/* Raw influences, checked the same way wherever they come in: indices (V, K >= 1) of an index
+ * dtype and weights (V, K) of float type `t` (-1: float32 or float64) or unorm uint8 / uint16;
+ * V < 0 takes V from indices.  Fills `infl`; returns the weights array (borrowed) or NULL. */
+static PyArrayObject *get_influences(PyObject *io, PyObject *wo, npy_intp V, int t,
+                                     sk_influences *infl)
+{
+    if (!PyArray_Check(io)) return get_array(io, "indices", -1, 2, NULL); /* TypeError */
+    PyArrayObject *idx = (PyArrayObject *)io;
+    sk_index_type itype;
+    if (!get_index_type(idx, &itype)) return NULL;
+    npy_intp s[2] = {V, -1};
+    if (!get_array(io, "indices", PyArray_TYPE(idx), 2, s)) return NULL;
+    npy_intp K = PyArray_DIM(idx, 1);
+    if (K < 1) {
+        PyErr_SetString(PyExc_ValueError, "indices must have at least one column (K = 0)");
+        return NULL;
+    }
+    if (!PyArray_Check(wo)) return get_array(wo, "weights", -1, 2, NULL); /* TypeError */
+    int wt = PyArray_TYPE((PyArrayObject *)wo);
+    int float_ok = t < 0 ? is_float_type(wt) : wt == t;
+    if (!float_ok && wt != NPY_UINT8 && wt != NPY_UINT16) {
+        PyErr_Format(PyExc_TypeError, "weights has dtype %S, expected %s or unorm uint8 / uint16",
+                     (PyObject *)PyArray_DESCR((PyArrayObject *)wo),
+                     t < 0 ? "float32, float64" : t == NPY_FLOAT32 ? "float32" : "float64");
+        return NULL;
+    }
+    npy_intp ws[2] = {PyArray_DIM(idx, 0), K};
+    PyArrayObject *w = get_array(wo, "weights", wt, 2, ws);
+    if (!w) return NULL;
+    infl->indices = stream_of(idx, 0);
+    infl->index_type = itype;
+    infl->weights = stream_of(w, 0);
+    infl->weight_type = wt == NPY_UINT8    ? SK_WEIGHT_UNORM8
+                        : wt == NPY_UINT16 ? SK_WEIGHT_UNORM16
+                                           : SK_WEIGHT_FLOAT;
+    infl->k = K;
+    return w;
 }
 
 /* A (V, n) or (F, V, n) float array of type t, with F = frames when batched. */
@@ -449,14 +497,11 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
     if (to != Py_None && !(tan = get_vertex_array(to, "tangents", t, V, 4, F, batched))) return NULL;
     if (!PyArray_Check(io)) return get_array(io, "indices", -1, 2, NULL), NULL;
     idx = (PyArrayObject *)io;
-    sk_index_type itype;
-    if (!index_type_of(idx, &itype)) {
-        PyErr_Format(PyExc_TypeError, "indices has dtype %S, expected uint8, uint16, uint32, "
-                     "int32 or int64", (PyObject *)PyArray_DESCR(idx));
-        return NULL;
-    }
-    npy_intp K = 1;
+    sk_influences infl;
+    memset(&infl, 0, sizeof infl);
+    sk_index_type itype = SK_INDEX_I64;
     if (method == 0) {
+        if (!get_index_type(idx, &itype)) return NULL;
         if (!get_array(io, "indices", PyArray_TYPE(idx), PyArray_NDIM(idx), NULL)) return NULL;
         if (!((PyArray_NDIM(idx) == 1 && PyArray_DIM(idx, 0) == V) ||
               (PyArray_NDIM(idx) == 2 && PyArray_DIM(idx, 0) == V && PyArray_DIM(idx, 1) == 1))) {
@@ -465,23 +510,8 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
             return NULL;
         }
     } else {
-        npy_intp s[2] = {V, -1};
-        if (!get_array(io, "indices", PyArray_TYPE(idx), 2, s)) return NULL;
-        K = PyArray_DIM(idx, 1);
-        if (K < 1) {
-            PyErr_SetString(PyExc_ValueError, "indices must have at least one column (K = 0)");
-            return NULL;
-        }
-        if (!PyArray_Check(wo)) return get_array(wo, "weights", -1, 2, NULL), NULL;
-        int wt = PyArray_TYPE((PyArrayObject *)wo);
-        if (wt != t && wt != NPY_UINT8 && wt != NPY_UINT16) {
-            PyErr_Format(PyExc_TypeError, "weights has dtype %S, expected %s or unorm uint8 / "
-                         "uint16", (PyObject *)PyArray_DESCR((PyArrayObject *)wo),
-                         t == NPY_FLOAT32 ? "float32" : "float64");
-            return NULL;
-        }
-        npy_intp ws[2] = {V, K};
-        if (!(wts = get_array(wo, "weights", wt, 2, ws))) return NULL;
+        if (!(wts = get_influences(io, wo, V, t, &infl))) return NULL;
+        itype = infl.index_type;
     }
     /* ---- outputs ---- */
     PyArrayObject *ins[] = {pos, nrm ? nrm : pos, tan ? tan : pos, idx, wts ? wts : pos, pal,
@@ -513,17 +543,6 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
     if (threads < 1) threads = 1;
 
     /* ---- validate, prepare every frame, then write ---- */
-    sk_influences infl;
-    memset(&infl, 0, sizeof infl);
-    if (method != 0) {
-        infl.indices = stream_of(idx, 0);
-        infl.index_type = itype;
-        infl.weights = stream_of(wts, 0);
-        int wt = PyArray_TYPE(wts);
-        infl.weight_type = wt == NPY_UINT8 ? SK_WEIGHT_UNORM8 : wt == NPY_UINT16 ? SK_WEIGHT_UNORM16
-                                                                                 : SK_WEIGHT_FLOAT;
-        infl.k = K;
-    }
     sk_stream ridx = method == 0 ? stream_of(idx, 0) : (sk_stream){NULL, 0, 0};
     size_t psize = method == 2 ? SK_DQS_PREPARED_SIZE : SK_LBS_PREPARED_SIZE;
     size_t esize = t == NPY_FLOAT32 ? sizeof(float) : sizeof(double);
@@ -605,34 +624,11 @@ static PyObject *py_validate_influences(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "n_joints must be >= 1");
         return NULL;
     }
-    if (!PyArray_Check(io)) return get_array(io, "indices", -1, 2, NULL), NULL;
-    PyArrayObject *idx = (PyArrayObject *)io;
-    sk_index_type itype;
-    if (!index_type_of(idx, &itype)) {
-        PyErr_Format(PyExc_TypeError, "indices has dtype %S, expected uint8, uint16, uint32, "
-                     "int32 or int64", (PyObject *)PyArray_DESCR(idx));
-        return NULL;
-    }
-    if (!get_array(io, "indices", PyArray_TYPE(idx), 2, NULL)) return NULL;
-    npy_intp V = PyArray_DIM(idx, 0), K = PyArray_DIM(idx, 1);
-    if (K < 1) {
-        PyErr_SetString(PyExc_ValueError, "indices must have at least one column (K = 0)");
-        return NULL;
-    }
-    if (!PyArray_Check(wo)) return get_array(wo, "weights", -1, 2, NULL), NULL;
-    int wt = PyArray_TYPE((PyArrayObject *)wo);
-    if (wt != NPY_FLOAT32 && wt != NPY_FLOAT64 && wt != NPY_UINT8 && wt != NPY_UINT16) {
-        PyErr_Format(PyExc_TypeError, "weights has dtype %S, expected float32, float64, uint8 "
-                     "or uint16", (PyObject *)PyArray_DESCR((PyArrayObject *)wo));
-        return NULL;
-    }
-    npy_intp ws[2] = {V, K};
-    PyArrayObject *w = get_array(wo, "weights", wt, 2, ws);
+    sk_influences infl;
+    PyArrayObject *w = get_influences(io, wo, -1, -1, &infl);
     if (!w) return NULL;
-    sk_influences infl = {stream_of(idx, 0), itype, stream_of(w, 0),
-                          wt == NPY_UINT8 ? SK_WEIGHT_UNORM8 : wt == NPY_UINT16 ? SK_WEIGHT_UNORM16
-                                                                                : SK_WEIGHT_FLOAT,
-                          K};
+    npy_intp V = PyArray_DIM(w, 0);
+    int wt = PyArray_TYPE(w);
     int64_t bad = 0;
     sk_result r;
     Py_BEGIN_ALLOW_THREADS
