@@ -12,6 +12,7 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1009,6 +1010,118 @@ static PyObject *py_bind_envelope(PyObject *self, PyObject *args)
 /* === bind: end === */
 
 /* ------------------------------------------------------------------------------------------
+ * Centers of rotation (the precompute)
+ * ---------------------------------------------------------------------------------------- */
+
+/* centers_of_rotation(out (V,3), positions (V,3), faces (T,3|4), indices (V,K), weights (V,K),
+ *                     sigma, subdivide, threads, validated) -> None.  faces of an index dtype
+ * (skinkit/centers.py converts other integer dtypes); everything checked before out is written. */
+static PyObject *py_centers_of_rotation(PyObject *self, PyObject *args)
+{
+    PyObject *oo, *po, *fo, *io, *wo;
+    double sigma, subdivide;
+    int threads, validated;
+    if (!PyArg_ParseTuple(args, "OOOOOddip", &oo, &po, &fo, &io, &wo, &sigma, &subdivide,
+                          &threads, &validated))
+        return NULL;
+    npy_intp s3[2] = {-1, 3};
+    PyArrayObject *pos = get_array(po, "positions", -1, 2, s3);
+    if (!pos) return NULL;
+    int t = PyArray_TYPE(pos);
+    npy_intp V = PyArray_DIM(pos, 0);
+    if (!PyArray_Check(fo)) return (PyObject *)get_array(fo, "faces", -1, 2, NULL);
+    PyArrayObject *faces = (PyArrayObject *)fo;
+    sk_index_type ftype;
+    if (!index_type_of(faces, &ftype)) {
+        PyErr_Format(PyExc_TypeError, "faces has dtype %S, expected an integer dtype",
+                     (PyObject *)PyArray_DESCR(faces));
+        return NULL;
+    }
+    if (!get_array(fo, "faces", PyArray_TYPE(faces), 2, NULL)) return NULL;
+    int corners = (int)PyArray_DIM(faces, 1);
+    if (corners != 3 && corners != 4) {
+        PyErr_Format(PyExc_ValueError, "faces must have shape (T, 3) or (T, 4), got (%zd, %d)",
+                     (Py_ssize_t)PyArray_DIM(faces, 0), corners);
+        return NULL;
+    }
+    sk_influences infl;
+    PyArrayObject *w = get_influences(io, wo, V, t, &infl);
+    if (!w) return NULL;
+    if (!(isfinite(sigma) && sigma > 0.0)) {
+        PyErr_Format(PyExc_ValueError, "sigma must be finite and > 0, got %g", sigma);
+        return NULL;
+    }
+    if (!(isfinite(subdivide) && subdivide >= 0.0)) {
+        PyErr_Format(PyExc_ValueError, "subdivide must be a finite threshold > 0, got %g",
+                     subdivide);
+        return NULL;
+    }
+    npy_intp os[2] = {V, 3};
+    PyArrayObject *ins[] = {pos, faces, (PyArrayObject *)io, w, NULL};
+    PyArrayObject *out = get_out(oo, "out", t, 2, os, ins, NULL);
+    if (!out) return NULL;
+    if (threads < 1) threads = 1;
+    sk_centers_mesh mesh;
+    memset(&mesh, 0, sizeof mesh);
+    mesh.positions = stream_of(pos, 0);
+    mesh.n_vertices = V;
+    mesh.faces = stream_of(faces, 0);
+    mesh.face_type = ftype;
+    mesh.corners = corners;
+    mesh.n_faces = PyArray_DIM(faces, 0);
+    mesh.influences = infl;
+    mesh.sigma = sigma;
+    mesh.subdivide = subdivide;
+    int64_t n_tri = corners == 4 ? 2 * mesh.n_faces : mesh.n_faces;
+    void *prep = PyMem_RawMalloc(sk_centers_prepare_size(V, infl.k, n_tri));
+    if (!prep) return PyErr_NoMemory();
+    void *scratch = NULL;
+    sk_centers_plan plan;
+    sk_result r = SK_OK;
+    int64_t bad = 0;
+    int no_memory = 0;
+    const char *bad_name = "indices";
+    Py_BEGIN_ALLOW_THREADS
+    if (!validated && V > 0) {
+        /* any joint count: the joints are the indices themselves (SK_ERR_TOO_LARGE below) */
+        r = t == NPY_FLOAT32 ? sk_validate_influences_f32(&infl, V, INT64_MAX, &bad)
+                             : sk_validate_influences_f64(&infl, V, INT64_MAX, &bad);
+        if (r == SK_ERR_NOT_FINITE || r == SK_ERR_NEGATIVE_WEIGHT) bad_name = "weights";
+    }
+    if (r == SK_OK) {
+        bad_name = "faces";
+        bad = -1;
+        r = t == NPY_FLOAT32 ? sk_centers_prepare_f32(prep, &plan, &mesh, threads, &bad)
+                             : sk_centers_prepare_f64(prep, &plan, &mesh, threads, &bad);
+    }
+    if (r == SK_OK && !(scratch = PyMem_RawMalloc(plan.scratch_size))) no_memory = 1;
+    if (r == SK_OK && scratch)
+        r = t == NPY_FLOAT32
+                ? sk_centers_f32(stream_of(out, 0), &mesh, prep, &plan, scratch, threads)
+                : sk_centers_f64(stream_of(out, 0), &mesh, prep, &plan, scratch, threads);
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(scratch);
+    PyMem_RawFree(prep);
+    if (no_memory) return PyErr_NoMemory();
+    if (r == SK_OK) Py_RETURN_NONE;
+    if (r == SK_ERR_INDEX_RANGE && bad_name[0] == 'f') {
+        PyErr_Format(PyExc_IndexError, "faces: vertex index outside [0, %zd) at face %lld",
+                     (Py_ssize_t)V, (long long)bad);
+        return NULL;
+    }
+    if (r == SK_ERR_TOO_LARGE && bad >= 0) {
+        PyErr_Format(PyExc_ValueError, "indices: joint index %lld is too large for centers of "
+                     "rotation (at most 2^24 joints)", (long long)bad);
+        return NULL;
+    }
+    if (r == SK_ERR_TOO_LARGE) return PyErr_NoMemory();
+    if (r == SK_ERR_BAD_ARGUMENT) return raise_result(r, "faces, sigma or subdivide", bad);
+    return raise_result(r, bad_name, bad);
+}
+
+/* === cor centers: end === */
+
+/* ------------------------------------------------------------------------------------------
  * Module
  * ---------------------------------------------------------------------------------------- */
 
@@ -1062,6 +1175,10 @@ static PyMethodDef methods[] = {
      "bind_envelope(indices, weights, info, vertices, bones, head_radius, tail_radius, "
      "distance, k, normalize)"},
     /* === bind: methods === */
+    {"centers_of_rotation", py_centers_of_rotation, METH_VARARGS,
+     "centers_of_rotation(out, positions, faces, indices, weights, sigma, subdivide, threads, "
+     "validated)"},
+    /* === cor centers: methods === */
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_core",

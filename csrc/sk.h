@@ -404,6 +404,67 @@ sk_result sk_bind_envelope_f64(int32_t *indices, double *weights,
 
 /* === bind: end === */
 
+/* ------------------------------------------------------------------------------------------
+ * Optimized centers of rotation: the precompute (cor_centers.c; Le & Hodgins, SIGGRAPH 2016)
+ *
+ *     c_i = sum_t s(w_i, w_t) a_t p_t / sum_t s(w_i, w_t) a_t,
+ *     s(w_p, w_v) = sum_{j != k} w_pj w_pk w_vj w_vk exp(-(w_pj w_vk - w_pk w_vj)^2 / sigma^2)
+ *
+ * over the triangles t of the rest mesh (quads split 0-1-2, 0-2-3): p_t the centroid, a_t the
+ * area, w_t the mean of the corners' dense weight vectors (a joint listed twice in a vertex's
+ * slots counts with the sum of its weights).  With `subdivide` > 0 each triangle is first split
+ * 1 -> 4 at its edge midpoints until its corners' weights differ by less than `subdivide` (max
+ * abs difference over joints), at most SK_CENTERS_MAX_DEPTH times, every piece sampled at its
+ * centroid with the interpolated weights.  A vertex whose sum is 0 (one influence, or no
+ * triangle sharing two of its joints) gets NaN: no center.  Only samples that share a joint pair
+ * with the vertex are visited; the result does not depend on n_threads.  Computed in double.
+ * ---------------------------------------------------------------------------------------- */
+
+#define SK_CENTERS_MAX_DEPTH 6                      /* subdivision levels (4^6 pieces) at most */
+#define SK_CENTERS_MAX_JOINTS ((int64_t)1 << 24)    /* joint indices below this */
+
+typedef struct sk_centers_mesh {
+    sk_stream positions;       /* (V, 3) of the function's float type */
+    int64_t n_vertices;
+    sk_stream faces;           /* (T, corners) vertex indices of face_type, in [0, V) */
+    sk_index_type face_type;
+    int corners;               /* 3 (triangles) or 4 (quads) */
+    int64_t n_faces;
+    sk_influences influences;  /* (V, K), validated (sk_validate_influences_* with any J) */
+    double sigma;              /* > 0, finite */
+    double subdivide;          /* 0: sample each triangle once; > 0: the threshold above */
+} sk_centers_mesh;
+
+typedef struct sk_centers_plan {
+    int64_t n_joints;    /* 1 + the largest joint with a non-zero weight (1 when none) */
+    int64_t n_triangles; /* after splitting quads */
+    int64_t n_samples;   /* after subdivision */
+    int64_t n_entries;   /* (sample, joint pair) entries of the buckets */
+    size_t scratch_size; /* bytes sk_centers_* needs */
+} sk_centers_plan;
+
+/* Bytes of the `prep` block for V vertices, K slots and T' triangles (T, or 2 T for quads). */
+size_t sk_centers_prepare_size(int64_t n_vertices, int64_t k, int64_t n_triangles);
+
+/* Step 1: reads the weights into `prep` and plans step 2.  SK_ERR_BAD_ARGUMENT for corners not
+ * 3 or 4, K < 1, sigma not finite and > 0, subdivide not finite and >= 0; SK_ERR_INDEX_RANGE
+ * with *bad = the face for a face index outside [0, V); SK_ERR_TOO_LARGE for a joint index >=
+ * SK_CENTERS_MAX_JOINTS (*bad = that index) or sizes beyond memory. */
+sk_result sk_centers_prepare_f32(void *prep, sk_centers_plan *plan, const sk_centers_mesh *mesh,
+                             int n_threads, int64_t *bad);
+sk_result sk_centers_prepare_f64(void *prep, sk_centers_plan *plan, const sk_centers_mesh *mesh,
+                             int n_threads, int64_t *bad);
+
+/* Step 2: writes the (V, 3) centers to `out` (of the mesh's float type; NaN rows where there is
+ * no center), with plan->scratch_size bytes of scratch (8-byte aligned).  `prep` and `plan`
+ * come from step 1 on the same mesh. */
+sk_result sk_centers_f32(sk_stream out, const sk_centers_mesh *mesh, const void *prep,
+                             const sk_centers_plan *plan, void *scratch, int n_threads);
+sk_result sk_centers_f64(sk_stream out, const sk_centers_mesh *mesh, const void *prep,
+                             const sk_centers_plan *plan, void *scratch, int n_threads);
+
+/* === cor centers: end === */
+
 #ifdef __cplusplus
 }
 #endif

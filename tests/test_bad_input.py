@@ -918,7 +918,7 @@ def test_every_public_function_is_covered():
     """Keeps this matrix growing with the API: a new public callable must be added here."""
     covered = {"forward_kinematics", "skinning_palette", "Skeleton", "Influences", "rigid", "lbs",
                "dqs", "skin", "set_num_threads", "get_num_threads", "show_config",
-               "SkinnedMesh", "Clip", "Channel", "bake"}
+               "SkinnedMesh", "Clip", "Channel", "bake", "bake_many"}
     public = {n for n in sk.__all__ if callable(getattr(sk, n)) and not inspect.ismodule(getattr(sk, n))}
     missing = public - covered
     assert not missing, f"public callables without bad-input cases: {sorted(missing)}"
@@ -954,6 +954,17 @@ def test_mesh_and_bake_bad_input(rig):
     expect(ValueError, "fps", sk.bake, mesh, clip, fps=np.nan)
     expect(ValueError, "out", sk.bake, mesh, clip, out=readonly(np.zeros((31, V, 3))))
     expect(TypeError, "out", sk.bake, mesh, clip, out=np.zeros((31, V, 3), np.float32))
+    expect(ValueError, "out.*30 frames", sk.bake, mesh, clip, out=np.zeros((30, V, 3)))
+    pal = mesh.palette(clip.sample(clip.frame_times(30)))
+    expect(ValueError, "clip", sk.bake, mesh, np.where(pal == 1, np.inf, pal))
+    expect(ValueError, "clip.*joints", sk.bake, mesh, pal[:, 1:])
+    expect(ValueError, "clip", sk.bake, mesh, pal[0])
+    expect(FileNotFoundError, "out", sk.bake, mesh, clip, out="/nonexistent-folder/anim.pc2")
+    expect(ValueError, "threads", sk.bake, mesh, clip, threads=0)
+    expect(ValueError, "method", sk.bake, mesh, clip, method="linear")
+    expect(TypeError, r"jobs\[0\]: mesh", sk.bake_many, [("mesh", clip)])
+    expect(ValueError, r"jobs\[0\]: fps", sk.bake_many, [(mesh, clip)] * 2, fps=-1)
+    expect(TypeError, "jobs", sk.bake_many, None)
     expect(ValueError, "times|locals", sk.Clip, np.array([1.0, 0.0]), np.stack([s.local_bind] * 2))
     expect(ValueError, "times|locals", sk.Clip, np.array([0.0, np.nan]), np.stack([s.local_bind] * 2))
     expect(ValueError, "locals", sk.Clip, np.array([0.0, 1.0]), np.stack([s.local_bind * np.nan] * 2))

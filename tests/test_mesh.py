@@ -509,7 +509,9 @@ def test_bake_rejects_read_only_and_overlapping_out(rng):
         bake(m, clip, fps=8, out=ro)
     with pytest.raises(TypeError, match="mesh"):
         bake(m.positions, clip)
-    with pytest.raises(TypeError, match="clip"):
+    with pytest.raises(ValueError, match="clip"):  # locals, not an (F, J, 4, 4) palette stack
         bake(m, m.skeleton.local_bind)
+    with pytest.raises(TypeError, match="clip"):
+        bake(m, "clip")
     with pytest.raises(ValueError, match="scheduler"):
         bake(m, clip, scheduler="threads")

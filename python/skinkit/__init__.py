@@ -14,8 +14,10 @@ __version__ = "0.1.0"
 from . import transforms, reference
 from ._config import set_num_threads, get_num_threads, show_config
 from .skeleton import Skeleton, forward_kinematics, skinning_palette
-from .skinning import Influences, rigid, lbs, dqs, skin
-from .mesh import SkinnedMesh, Clip, Channel, bake
+from .skinning import Influences, rigid, lbs, dqs, cor, skin
+from .mesh import SkinnedMesh, Clip, Channel
+from .bake import bake, bake_many
+from .centers import centers_of_rotation
 from . import bind, weights, rigs, metrics, plot, io
 
 __all__ = [
@@ -23,9 +25,11 @@ __all__ = [
     # skeletons and palettes
     "Skeleton", "forward_kinematics", "skinning_palette",
     # skinning
-    "Influences", "rigid", "lbs", "dqs", "skin",
+    "Influences", "rigid", "lbs", "dqs", "cor", "skin",
+    # optimized centers of rotation (the precompute)
+    "centers_of_rotation",
     # meshes, clips, baking
-    "SkinnedMesh", "Clip", "Channel", "bake",
+    "SkinnedMesh", "Clip", "Channel", "bake", "bake_many",
     # settings
     "set_num_threads", "get_num_threads", "show_config",
     # modules

@@ -3,7 +3,8 @@
 ``skinkit demo [--out DIR]`` twists joint 5 of seed 001's cylinder under rigid, LBS and DQS
 skinning, prints volume ratio, smallest radius and the rigid seam per method and angle, and
 writes ``candy_wrapper.png`` and ``volume_ratio.png`` (needs the ``plot`` extra; without it the
-table is still printed).  ``skinkit info`` prints the build configuration.
+table is still printed).  ``skinkit info`` prints the build configuration.  ``skinkit bake
+model.glb`` bakes an animation of a glTF file into a ``.pc2`` / ``.npy`` point cache.
 """
 from __future__ import annotations
 
@@ -71,6 +72,45 @@ def demo(out=".", angles=DEMO_ANGLES, plots=True, stream=None):
     return 0
 
 
+def _pick(items, key, what):
+    """An item by index or by name."""
+    names = [getattr(x, "name", None) for x in items]
+    if key in names:
+        return items[names.index(key)]
+    try:
+        return items[int(key)]
+    except (ValueError, IndexError):
+        raise ValueError(f"no {what} {key!r}; the file has: "
+                         + ", ".join(f"{i}: {n}" for i, n in enumerate(names))) from None
+
+
+def bake_command(args, stream=None):
+    """``skinkit bake``: returns the exit status (0 ok, 1 bad input or could not write)."""
+    from .bake import bake, normals_path
+    from .io import gltf
+
+    stream = sys.stdout if stream is None else stream
+    try:
+        meshes, clips = gltf.load(args.model)
+        mesh = _pick(meshes, args.mesh, "skinned mesh")
+        mine = [c for c in clips if getattr(c, "skeleton", mesh.skeleton) is mesh.skeleton]
+        if not mine:
+            raise ValueError(f"{args.model}: no animation moves {mesh.name!r}")
+        clip = _pick(mine, args.clip, "animation")
+        out = args.out or os.path.splitext(os.path.basename(args.model))[0] + ".pc2"
+        res = bake(mesh, clip, fps=args.fps, method=args.method, threads=args.threads, out=out,
+                   normals=args.normals, progress=False if args.no_progress else None)
+    except (OSError, ValueError, TypeError, NotImplementedError) as exc:
+        print(f"skinkit bake: {exc}", file=sys.stderr)
+        return 1
+    F, V = (res[0] if args.normals else res).shape[:2]
+    print(f"wrote {out}: {F} frames x {V} vertices of {mesh.name!r}, animation {clip.name!r} "
+          f"at {args.fps:g} fps, {args.method}", file=stream)
+    if args.normals:
+        print(f"wrote {normals_path(out)}: the normals", file=stream)
+    return 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="skinkit", description="Skeletal mesh skinning for NumPy: the candy-wrapper demo "
@@ -78,7 +118,7 @@ def main(argv=None):
     from . import __version__
 
     parser.add_argument("--version", action="version", version=f"skinkit {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{demo,info}")
+    sub = parser.add_subparsers(dest="command", metavar="{demo,info,bake}")
     d = sub.add_parser("demo", help="twist seed 001's cylinder under rigid / LBS / DQS: table "
                        "and figures", description="Twist joint 5 of seed 001's skinned cylinder "
                        "and compare rigid, LBS and DQS skinning: prints a table, writes "
@@ -89,9 +129,27 @@ def main(argv=None):
                    help="twist angles of the table, degrees (default: %(default)s)")
     d.add_argument("--no-plots", action="store_true", help="print the table only")
     sub.add_parser("info", help="print the build configuration (show_config)")
+    b = sub.add_parser("bake", help="bake a glTF animation into a .pc2 / .npy point cache",
+                       description="Skin every frame of an animation of a glTF file and write "
+                       "the positions to a Blender Mesh Cache (.pc2) or NumPy (.npy) file.")
+    b.add_argument("model", help="a .glb or .gltf file with a skinned mesh")
+    b.add_argument("--clip", default="0", metavar="NAME|INDEX",
+                   help="the animation (default: the first)")
+    b.add_argument("--mesh", default="0", metavar="NAME|INDEX",
+                   help="the skinned mesh (default: the first)")
+    b.add_argument("--fps", type=float, default=30.0, help="frames per second (default: 30)")
+    b.add_argument("--method", default="lbs", help="rigid, lbs, dqs ... (default: lbs)")
+    b.add_argument("--threads", type=int, default=None, help="threads over frames")
+    b.add_argument("--out", default=None, metavar="FILE.pc2|FILE.npy",
+                   help="the point cache (default: <model name>.pc2 in the current folder)")
+    b.add_argument("--normals", action="store_true",
+                   help="also write the normals to <out name>.normals.pc2 / .npy")
+    b.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if args.command == "demo":
         return demo(args.out, tuple(args.angles), plots=not args.no_plots)
+    if args.command == "bake":
+        return bake_command(args)
     if args.command == "info":
         from . import show_config
 

@@ -4,16 +4,13 @@
 :class:`~skinkit.Skeleton` and :class:`~skinkit.Influences`, plus glTF/O3D's ``base`` (world matrix
 of the skinning frame) and ``bind_shape`` matrices.  :class:`Clip` holds keyframed local
 transforms as per-joint translation / rotation / scale channels (glTF's data model) and samples
-them into ``(J, 4, 4)`` locals.  :func:`bake` evaluates a whole clip into ``(F, V, 3)``, in memory
-or streamed to a ``.npy`` file.
+them into ``(J, 4, 4)`` locals.  :func:`bake` (from :mod:`skinkit.bake`) evaluates a whole clip
+into ``(F, V, 3)``, in memory or streamed to a ``.npy`` / ``.pc2`` file.
 
 Everything stays reachable as plain NumPy arrays (``mesh.positions``, ``mesh.influences.indices``,
 ``clip.channels[i].values`` …).
 """
 from __future__ import annotations
-
-import os
-import struct
 
 import numpy as np
 
@@ -621,90 +618,6 @@ class SkinnedMesh:
 
 
 # ---------------------------------------------------------------------------------------------
-# Baking
+# Baking lives in skinkit.bake (threads, dask, point caches); re-exported here for old imports.
 # ---------------------------------------------------------------------------------------------
-def bake(mesh, clip, fps=30, method="lbs", threads=None, out=None, scheduler=None, chunk=None):
-    """Evaluate a clip on a mesh at ``fps`` frames per second.
-
-    Parameters
-    ----------
-    mesh : SkinnedMesh
-    clip : Clip
-    fps : float
-        Frames at ``clip.start + i / fps`` up to ``clip.end`` (:meth:`Clip.frame_times`).
-    method : {"rigid", "lbs", "dqs", "cor", "blend"}
-    threads : int, optional
-    out : ndarray (F, V, 3) or str / PathLike to a ``.npy`` or ``.pc2`` file, optional
-        An array is written in place (the mesh's dtype); a path is written chunk of frames by
-        chunk of frames, so a long bake never holds all frames in memory.  ``.npy`` keeps the
-        mesh's dtype; ``.pc2`` is Blender's / 3ds Max's point cache (little-endian: the
-        ``b"POINTCACHE2\0"`` signature, int32 version 1, int32 V, float32 start frame
-        ``clip.start * fps``, float32 sample rate 1, int32 F, then float32 x y z per vertex per
-        frame).
-    scheduler : None
-        Reserved for the dask integration (must be None here).
-    chunk : int, optional
-        Frames per kernel call (default: about 64 MiB of output per call).
-
-    Returns
-    -------
-    (F, V, 3) array in the skinning frame: the mesh's dtype, or for a path a read-only memory
-    map of the file's data (float32 for ``.pc2``).
-    """
-    if not isinstance(mesh, SkinnedMesh):
-        raise TypeError(f"mesh must be a SkinnedMesh, not {type(mesh).__name__}")
-    if not isinstance(clip, Clip):
-        raise TypeError(f"clip must be a Clip, not {type(clip).__name__}")
-    if scheduler is not None:
-        raise ValueError("scheduler: only the dask integration takes a scheduler")
-    times = clip.frame_times(fps)
-    F, V = times.size, mesh.n_vertices
-    shape = (F, V, 3)
-    pc2 = None
-    if out is None:
-        dest = np.empty(shape, dtype=mesh.dtype)
-    elif isinstance(out, (str, os.PathLike)):
-        path = os.fspath(out)
-        if path.endswith(".npy"):
-            dest = np.lib.format.open_memmap(path, mode="w+", dtype=mesh.dtype, shape=shape)
-        elif path.endswith(".pc2"):
-            pc2 = path
-            dest = None
-        else:
-            raise ValueError(f"out: a path must end in .npy or .pc2, got {path!r}")
-    elif isinstance(out, np.ndarray):
-        if out.dtype != mesh.dtype:
-            raise TypeError(f"out has dtype {out.dtype}, expected {mesh.dtype}")
-        if out.shape != shape:
-            raise ValueError(f"out has shape {out.shape}, expected {shape}")
-        if not out.flags.writeable:
-            raise ValueError("out is read-only")
-        if np.shares_memory(out, mesh.positions):
-            raise ValueError("out overlaps the mesh's positions")
-        dest = out
-    else:
-        raise TypeError(f"out must be an ndarray or a .npy path, not {type(out).__name__}")
-    if chunk is None:
-        chunk = max(1, (64 << 20) // max(1, V * 3 * mesh.dtype.itemsize))
-    if pc2 is not None:
-        header = _PC2_HEADER.pack(b"POINTCACHE2\0", 1, V, float(clip.start * float(fps)), 1.0, F)
-        buf = np.empty((min(chunk, max(F, 1)), V, 3), dtype=mesh.dtype)
-        with open(pc2, "wb") as fh:
-            fh.write(header)
-            for a in range(0, F, chunk):
-                b = min(F, a + chunk)
-                mesh.deform(mesh.palette(clip.sample(times[a:b])), method=method,
-                            threads=threads, out=buf[: b - a])
-                fh.write(np.ascontiguousarray(buf[: b - a], dtype="<f4").tobytes())
-        return np.memmap(pc2, dtype="<f4", mode="r", offset=_PC2_HEADER.size, shape=shape) \
-            if F * V else np.empty(shape, dtype="<f4")
-    for a in range(0, F, chunk):
-        b = min(F, a + chunk)
-        mesh.deform(mesh.palette(clip.sample(times[a:b])), method=method, threads=threads,
-                    out=dest[a:b])
-    if isinstance(dest, np.memmap):
-        dest.flush()
-    return dest
-
-
-_PC2_HEADER = struct.Struct("<12siiffi")
+from .bake import bake  # noqa: E402  (bake.py imports SkinnedMesh and Clip from here)

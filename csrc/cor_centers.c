@@ -1,0 +1,429 @@
+/* cor_centers.c -- the optimized centers of rotation precompute (Le & Hodgins, SIGGRAPH 2016).
+ *
+ *     c_i = sum_t s(w_i, w_t) a_t p_t / sum_t s(w_i, w_t) a_t
+ *     s(w_p, w_v) = sum_{j != k} w_pj w_pk w_vj w_vk exp(-(w_pj w_vk - w_pk w_vj)^2 / sigma^2)
+ *
+ * over the (optionally subdivided) triangles t of the rest mesh: centroid p_t, area a_t, and w_t
+ * the weights at the centroid (the mean of the corners').  A term needs both j and k non-zero
+ * in both vectors, so s(w_i, w_t) is a sum over the joint pairs {j, k} that vertex i and sample t
+ * share.  Instead of visiting every sample for every vertex (O(V T)), each sample is filed once
+ * per joint pair of its weights, in the bucket of the pair's smaller joint, and a vertex visits
+ * only the buckets of its own joints, keeping the entries whose other joint it has too: the
+ * samples that share no pair with it, which contribute exactly zero, are never read.
+ *
+ * Order of work, all deterministic (the centers do not depend on the thread count):
+ *   prepare  vertex weights as sorted sparse rows (threads over vertices); per triangle its
+ *            subdivision depth and sample count (threads over triangles); totals.
+ *   centers  sample centroids and areas, buckets filled in triangle order (one thread: cheap
+ *            next to the last step); each vertex's center (threads over vertices).
+ * Everything is computed in double whatever the storage type.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "sk.h"
+
+/* Defined in skin_common.template.h, included below for the float / double parts. */
+static inline int64_t sk_read_index(const char *p, sk_index_type type);
+
+/* One sample of one joint pair (j, k), j < k, filed in bucket j. */
+typedef struct sk_centers_entry {
+    double wj, wk;  /* the sample's weights of j and k */
+    int64_t sample; /* index into the sample array */
+    int64_t k;
+} sk_centers_entry;
+
+/* The prepared data, carved out of the caller's `prep` block (sk_centers_prepare_size bytes). */
+typedef struct sk_centers_prep_view {
+    int64_t *vj;        /* (V, K) joints of each vertex's non-zero weights, increasing */
+    double *vw;         /* (V, K) their weights (duplicate joints summed) */
+    int64_t *vn;        /* (V,) how many */
+    int64_t *tri_first; /* (T' + 1,) first sample of each triangle; T' = triangles after quads */
+    int64_t *tri_cnt;   /* (T',) size of the union of the corners' joints */
+    uint8_t *tri_depth; /* (T',) subdivision depth: 4^depth samples */
+} sk_centers_prep_view;
+
+static int64_t cor_n_triangles(const sk_centers_mesh *m)
+{
+    return m->corners == 4 ? 2 * m->n_faces : m->n_faces;
+}
+
+size_t sk_centers_prepare_size(int64_t n_vertices, int64_t k, int64_t n_triangles)
+{
+    size_t V = (size_t)(n_vertices > 0 ? n_vertices : 0), K = (size_t)(k > 0 ? k : 1);
+    size_t T = (size_t)(n_triangles > 0 ? n_triangles : 0);
+    /* the int64 / double arrays first, then the depth bytes */
+    return 8 * (2 * V * K + V + (T + 1) + T) + T + 8;
+}
+
+static sk_centers_prep_view cor_prep_view(void *prep, int64_t V, int64_t K, int64_t T)
+{
+    sk_centers_prep_view p;
+    char *c = (char *)prep;
+    p.vj = (int64_t *)c;
+    c += 8 * (size_t)(V * K);
+    p.vw = (double *)c;
+    c += 8 * (size_t)(V * K);
+    p.vn = (int64_t *)c;
+    c += 8 * (size_t)V;
+    p.tri_first = (int64_t *)c;
+    c += 8 * (size_t)(T + 1);
+    p.tri_cnt = (int64_t *)c;
+    c += 8 * (size_t)T;
+    p.tri_depth = (uint8_t *)c;
+    return p;
+}
+
+/* Insert (j, w) into the sorted sparse row (j_row, w_row) of *n entries, summing a joint that
+ * is already there (a joint listed twice counts as the sum, as LBS counts it). */
+static void cor_row_insert(int64_t *j_row, double *w_row, int64_t *n, int64_t j, double w)
+{
+    int64_t i = *n;
+    while (i > 0 && j_row[i - 1] > j) --i;
+    if (i > 0 && j_row[i - 1] == j) {
+        w_row[i - 1] += w;
+        return;
+    }
+    memmove(j_row + i + 1, j_row + i, sizeof(int64_t) * (size_t)(*n - i));
+    memmove(w_row + i + 1, w_row + i, sizeof(double) * (size_t)(*n - i));
+    j_row[i] = j;
+    w_row[i] = w;
+    ++*n;
+}
+
+/* Corner vertices of triangle t (quads: 0-1-2 then 0-2-3). */
+static void cor_corners(const sk_centers_mesh *m, int64_t t, int64_t c[3])
+{
+    static const int tri[2][3] = {{0, 1, 2}, {0, 2, 3}};
+    int64_t f = m->corners == 4 ? t / 2 : t;
+    const int *corner = tri[m->corners == 4 ? t % 2 : 0];
+    const char *row = (const char *)m->faces.data + f * m->faces.row;
+    for (int a = 0; a < 3; ++a)
+        c[a] = sk_read_index(row + corner[a] * m->faces.elem, m->face_type);
+}
+
+/* The union of the three corners' sparse rows: its size, the largest weight difference between
+ * two corners over all joints (*diff), and, when `uj` is given, the joints and the corners'
+ * weights (uw[3 r + c], zero where corner c lacks joint uj[r]). */
+static int64_t cor_union(const sk_centers_prep_view *p, int64_t K, const int64_t c[3],
+                         double *diff, int64_t *uj, double *uw)
+{
+    const int64_t *j[3];
+    const double *w[3];
+    int64_t n[3], at[3] = {0, 0, 0}, m = 0;
+    double d = 0.0;
+    for (int a = 0; a < 3; ++a) {
+        j[a] = p->vj + c[a] * K;
+        w[a] = p->vw + c[a] * K;
+        n[a] = p->vn[c[a]];
+    }
+    for (;;) {
+        int64_t next = INT64_MAX;
+        for (int a = 0; a < 3; ++a)
+            if (at[a] < n[a] && j[a][at[a]] < next) next = j[a][at[a]];
+        if (next == INT64_MAX) break;
+        double x[3];
+        for (int a = 0; a < 3; ++a)
+            x[a] = (at[a] < n[a] && j[a][at[a]] == next) ? w[a][at[a]++] : 0.0;
+        d = fmax(d, fmax(fabs(x[0] - x[1]), fmax(fabs(x[1] - x[2]), fabs(x[0] - x[2]))));
+        if (uj) {
+            uj[m] = next;
+            uw[3 * m] = x[0];
+            uw[3 * m + 1] = x[1];
+            uw[3 * m + 2] = x[2];
+        }
+        ++m;
+    }
+    *diff = d;
+    return m;
+}
+
+/* Subdivision depth: corner weights differing by `diff` differ by diff / 2^d after d levels of
+ * 1 -> 4 midpoint splits (weights are linear over a triangle), so the paper's "subdivide until
+ * neighbouring weights differ by less than eps" is one depth per triangle, capped. */
+static int cor_depth(double diff, double eps)
+{
+    int d = 0;
+    if (eps > 0.0)
+        while (diff >= eps && d < SK_CENTERS_MAX_DEPTH) {
+            diff *= 0.5;
+            ++d;
+        }
+    return d;
+}
+
+/* Barycentric (u, v) of the centroid of piece s of a triangle split into n x n: pieces
+ * 0 .. n(n+1)/2 - 1 are the grid's "up" triangles, row by row, the rest the "down" ones. */
+static void cor_sub_centroid(int64_t n, int64_t s, double *u, double *v)
+{
+    int64_t ups = n * (n + 1) / 2, i = 0;
+    int down = s >= ups;
+    if (down) s -= ups;
+    /* row i has n - i up triangles and n - 1 - i down ones */
+    for (;;) {
+        int64_t row = down ? n - 1 - i : n - i;
+        if (s < row) break;
+        s -= row;
+        ++i;
+    }
+    double off = down ? 2.0 : 1.0;
+    *u = (3.0 * (double)i + off) / (3.0 * (double)n);
+    *v = (3.0 * (double)s + off) / (3.0 * (double)n);
+}
+
+typedef struct cor_ctx {
+    const sk_centers_mesh *mesh;
+    sk_centers_prep_view p;
+    int64_t K;
+    const double *samples;  /* (S, 4): centroid, area */
+    const int64_t *offsets; /* (J + 1,) bucket bounds */
+    const sk_centers_entry *entries;
+    sk_stream out;
+    int f32;
+} cor_ctx;
+
+/* prepare, step 2: per triangle its depth, union size and sample count (kept in tri_first[t+1]
+ * until the prefix sum). */
+static void cor_triangle_range(void *vctx, int64_t begin, int64_t end)
+{
+    cor_ctx *x = (cor_ctx *)vctx;
+    for (int64_t t = begin; t < end; ++t) {
+        int64_t c[3];
+        double diff;
+        cor_corners(x->mesh, t, c);
+        int64_t m = cor_union(&x->p, x->K, c, &diff, NULL, NULL);
+        int d = cor_depth(diff, x->mesh->subdivide);
+        x->p.tri_depth[t] = (uint8_t)d;
+        x->p.tri_cnt[t] = m;
+        x->p.tri_first[t + 1] = (int64_t)1 << (2 * d);
+    }
+}
+
+/* Vertex v's center from the buckets of its joints. */
+static void cor_vertex(const cor_ctx *x, int64_t v, double c[3])
+{
+    const int64_t K = x->K, n = x->p.vn[v];
+    const int64_t *vj = x->p.vj + v * K;
+    const double *vw = x->p.vw + v * K;
+    const double inv_s2 = 1.0 / (x->mesh->sigma * x->mesh->sigma);
+    double num[3] = {0.0, 0.0, 0.0}, den = 0.0;
+    for (int64_t r = 0; r + 1 < n; ++r) {
+        const double wr = vw[r];
+        const sk_centers_entry *e = x->entries + x->offsets[vj[r]];
+        const sk_centers_entry *e_end = x->entries + x->offsets[vj[r] + 1];
+        for (; e < e_end; ++e) {
+            /* the entry's other joint among the vertex's later (larger) joints */
+            int64_t s = r + 1;
+            while (s < n && vj[s] < e->k) ++s;
+            if (s == n || vj[s] != e->k) continue;
+            const double ws = vw[s];
+            const double d = wr * e->wk - ws * e->wj;
+            /* each unordered pair once: the paper's sum over j != k counts it twice, a factor
+             * that cancels in the ratio */
+            const double term = wr * ws * e->wj * e->wk * exp(-d * d * inv_s2);
+            const double *smp = x->samples + 4 * e->sample;
+            const double a = term * smp[3];
+            den += a;
+            num[0] += a * smp[0];
+            num[1] += a * smp[1];
+            num[2] += a * smp[2];
+        }
+    }
+    if (den > 0.0) {
+        c[0] = num[0] / den;
+        c[1] = num[1] / den;
+        c[2] = num[2] / den;
+    } else {
+        c[0] = c[1] = c[2] = NAN; /* no center: the kernel falls back to LBS */
+    }
+}
+
+static void cor_vertex_range(void *vctx, int64_t begin, int64_t end)
+{
+    const cor_ctx *x = (const cor_ctx *)vctx;
+    for (int64_t v = begin; v < end; ++v) {
+        double c[3];
+        cor_vertex(x, v, c);
+        char *o = (char *)x->out.data + v * x->out.row;
+        for (int i = 0; i < 3; ++i) {
+            if (x->f32)
+                *(float *)(o + i * x->out.elem) = (float)c[i];
+            else
+                *(double *)(o + i * x->out.elem) = c[i];
+        }
+    }
+}
+
+static void cor_load_position(const sk_centers_mesh *m, int f32, int64_t v, double p[3])
+{
+    const char *row = (const char *)m->positions.data + v * m->positions.row;
+    for (int i = 0; i < 3; ++i)
+        p[i] = f32 ? (double)*(const float *)(row + i * m->positions.elem)
+                   : *(const double *)(row + i * m->positions.elem);
+}
+
+/* Checks the faces and sizes everything, once the vertex rows exist. */
+static sk_result cor_plan(cor_ctx *x, sk_centers_plan *plan, int n_threads, int64_t *bad)
+{
+    const sk_centers_mesh *m = x->mesh;
+    const int64_t V = m->n_vertices, T = cor_n_triangles(m);
+    for (int64_t f = 0; f < m->n_faces; ++f) {
+        const char *row = (const char *)m->faces.data + f * m->faces.row;
+        for (int a = 0; a < m->corners; ++a) {
+            int64_t i = sk_read_index(row + a * m->faces.elem, m->face_type);
+            if (i < 0 || i >= V) {
+                if (bad) *bad = f;
+                return SK_ERR_INDEX_RANGE;
+            }
+        }
+    }
+    int64_t J = 0;
+    for (int64_t v = 0; v < V; ++v) {
+        int64_t n = x->p.vn[v];
+        if (n > 0 && x->p.vj[v * x->K + n - 1] + 1 > J) J = x->p.vj[v * x->K + n - 1] + 1;
+    }
+    if (J > SK_CENTERS_MAX_JOINTS) {
+        if (bad) *bad = J - 1;
+        return SK_ERR_TOO_LARGE;
+    }
+    sk_parallel_for(n_threads, T, 256, cor_triangle_range, x);
+    int64_t S = 0, E = 0;
+    x->p.tri_first[0] = 0;
+    for (int64_t t = 0; t < T; ++t) {
+        int64_t ns = x->p.tri_first[t + 1], mt = x->p.tri_cnt[t];
+        int64_t pairs = mt * (mt - 1) / 2;
+        if (ns > 0 && pairs > (INT64_MAX / 64 - E) / ns) return SK_ERR_TOO_LARGE;
+        S += ns;
+        E += ns * pairs;
+        x->p.tri_first[t + 1] = S;
+    }
+    plan->n_joints = J > 0 ? J : 1;
+    plan->n_triangles = T;
+    plan->n_samples = S;
+    plan->n_entries = E;
+    /* samples, offsets + cursors, entries, and the union of one triangle (3K joints + weights) */
+    double bytes = 32.0 * (double)S + 8.0 * (2.0 * (double)plan->n_joints + 1.0) +
+                   (double)sizeof(sk_centers_entry) * (double)E + 32.0 * 3.0 * (double)x->K;
+    if (bytes > (double)(SIZE_MAX / 4)) return SK_ERR_TOO_LARGE;
+    plan->scratch_size = 32 * (size_t)S + 8 * (2 * (size_t)plan->n_joints + 1) +
+                         sizeof(sk_centers_entry) * (size_t)E + 32 * 3 * (size_t)x->K;
+    return SK_OK;
+}
+
+/* Builds the samples and buckets into scratch, then every vertex's center. */
+static void cor_run(cor_ctx *x, const sk_centers_plan *plan, void *scratch, int n_threads)
+{
+    const int64_t T = plan->n_triangles, J = plan->n_joints, K = x->K;
+    char *c = (char *)scratch;
+    double *samples = (double *)c;
+    c += 32 * (size_t)plan->n_samples;
+    int64_t *offsets = (int64_t *)c;
+    c += 8 * (size_t)(J + 1);
+    int64_t *cursor = (int64_t *)c;
+    c += 8 * (size_t)J;
+    sk_centers_entry *entries = (sk_centers_entry *)c;
+    c += sizeof(sk_centers_entry) * (size_t)plan->n_entries;
+    int64_t *uj = (int64_t *)c;                       /* 3K joints */
+    double *uw = (double *)(c + 8 * (size_t)(3 * K)); /* 3K x 3 corner weights */
+
+    memset(offsets, 0, 8 * (size_t)(J + 1));
+    for (int64_t t = 0; t < T; ++t) {
+        int64_t n_s = x->p.tri_first[t + 1] - x->p.tri_first[t], corners[3];
+        double diff;
+        cor_corners(x->mesh, t, corners);
+        int64_t m = cor_union(&x->p, K, corners, &diff, uj, uw);
+        for (int64_t r = 0; r + 1 < m; ++r) offsets[uj[r] + 1] += n_s * (m - 1 - r);
+    }
+    for (int64_t j = 0; j < J; ++j) {
+        offsets[j + 1] += offsets[j];
+        cursor[j] = offsets[j];
+    }
+    for (int64_t t = 0; t < T; ++t) {
+        int64_t corners[3];
+        double diff, pos[3][3], e1[3], e2[3];
+        cor_corners(x->mesh, t, corners);
+        int64_t m = cor_union(&x->p, K, corners, &diff, uj, uw);
+        for (int a = 0; a < 3; ++a) cor_load_position(x->mesh, x->f32, corners[a], pos[a]);
+        for (int i = 0; i < 3; ++i) {
+            e1[i] = pos[1][i] - pos[0][i];
+            e2[i] = pos[2][i] - pos[0][i];
+        }
+        double cr[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
+                        e1[0] * e2[1] - e1[1] * e2[0]};
+        int d = x->p.tri_depth[t];
+        int64_t n = (int64_t)1 << d, first = x->p.tri_first[t];
+        double area =
+            0.5 * sqrt(cr[0] * cr[0] + cr[1] * cr[1] + cr[2] * cr[2]) / (double)(n * n);
+        for (int64_t s = 0; s < n * n; ++s) {
+            double b[3] = {0.0, 0.0, 0.0};
+            double *smp = samples + 4 * (first + s);
+            if (d == 0) {
+                /* the formula as written: the centroid and the mean of the corners */
+                for (int i = 0; i < 3; ++i) smp[i] = (pos[0][i] + pos[1][i] + pos[2][i]) / 3.0;
+            } else {
+                double u, v;
+                cor_sub_centroid(n, s, &u, &v);
+                b[0] = 1.0 - u - v;
+                b[1] = u;
+                b[2] = v;
+                for (int i = 0; i < 3; ++i) smp[i] = pos[0][i] + u * e1[i] + v * e2[i];
+            }
+            smp[3] = area;
+            for (int64_t r = 0; r + 1 < m; ++r) {
+                const double *wr = uw + 3 * r;
+                double wjr = d == 0 ? (wr[0] + wr[1] + wr[2]) / 3.0
+                                    : b[0] * wr[0] + b[1] * wr[1] + b[2] * wr[2];
+                for (int64_t q = r + 1; q < m; ++q) {
+                    const double *wq = uw + 3 * q;
+                    sk_centers_entry *e = entries + cursor[uj[r]]++;
+                    e->wj = wjr;
+                    e->wk = d == 0 ? (wq[0] + wq[1] + wq[2]) / 3.0
+                                   : b[0] * wq[0] + b[1] * wq[1] + b[2] * wq[2];
+                    e->sample = first + s;
+                    e->k = uj[q];
+                }
+            }
+        }
+    }
+    x->samples = samples;
+    x->offsets = offsets;
+    x->entries = entries;
+    sk_parallel_for(n_threads, x->mesh->n_vertices, 64, cor_vertex_range, x);
+}
+
+static sk_result cor_check(const sk_centers_mesh *mesh)
+{
+    if ((mesh->corners != 3 && mesh->corners != 4) || mesh->influences.k < 1 ||
+        !(isfinite(mesh->sigma) && mesh->sigma > 0.0) ||
+        !(isfinite(mesh->subdivide) && mesh->subdivide >= 0.0))
+        return SK_ERR_BAD_ARGUMENT;
+    return SK_OK;
+}
+
+static void cor_init(cor_ctx *x, const sk_centers_mesh *mesh, const void *prep, int f32)
+{
+    memset(x, 0, sizeof *x);
+    x->mesh = mesh;
+    x->K = mesh->influences.k;
+    x->p = cor_prep_view((void *)prep, mesh->n_vertices, x->K, cor_n_triangles(mesh));
+    x->f32 = f32;
+}
+
+/* The float / double parts: reading the weights (sk_load_slots of the kernels). */
+#define SK_T float
+#define SK_FN(name) name##_f32
+#define SK_JOB sk_skin_job_f32
+#include "skin_common.template.h"
+#include "cor_centers.template.c"
+#undef SK_T
+#undef SK_FN
+#undef SK_JOB
+
+#define SK_T double
+#define SK_FN(name) name##_f64
+#define SK_JOB sk_skin_job_f64
+#include "skin_common.template.h"
+#include "cor_centers.template.c"
+#undef SK_T
+#undef SK_FN
+#undef SK_JOB
