@@ -350,3 +350,14 @@ def test_cli_default_out_and_errors(tmp_path, monkeypatch, capsys):
     assert main(["bake", glb, "--method", "bogus", "--out", "x.pc2"]) == 1
     assert "method" in capsys.readouterr().err
     assert sorted(os.listdir(tmp_path)) == ["CesiumMan.pc2"]
+
+
+def test_no_frames_give_empty_results_and_files(tmp_path, cesium):
+    mesh, _ = cesium
+    none = np.zeros((0, mesh.skeleton.n_joints, 4, 4))
+    assert sk.bake(mesh, none).shape == (0, 3273, 3)
+    assert sk.bake(mesh, none, out=tmp_path / "e.npy").shape == (0, 3273, 3)
+    assert np.load(tmp_path / "e.npy").shape == (0, 3273, 3)
+    assert sk.bake(mesh, none, out=tmp_path / "e.pc2").shape == (0, 3273, 3)
+    pc2 = read_pc2(tmp_path / "e.pc2")
+    assert (pc2["F"], pc2["V"], pc2["bytes"]) == (0, 3273, 32)

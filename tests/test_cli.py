@@ -1,4 +1,5 @@
-"""The command line: ``skinkit demo`` (table and figures), ``info``, ``--help``."""
+"""The command line: ``skinkit demo`` (table and figures), ``info``, ``--help``, ``bake`` (more
+in test_bake.py)."""
 import os
 import re
 import subprocess
@@ -7,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from skinkit import metrics, rigs
+from skinkit import bake as sk_bake, metrics, rigs
 from skinkit.__main__ import main
 
 
@@ -93,8 +94,21 @@ def test_python_dash_m_skinkit():
     env = dict(os.environ, MPLBACKEND="Agg")
     r = subprocess.run([sys.executable, "-m", "skinkit", "--help"], capture_output=True, text=True,
                        env=env, timeout=120)
-    assert r.returncode == 0 and "demo" in r.stdout and "info" in r.stdout
+    assert r.returncode == 0 and "demo" in r.stdout and "info" in r.stdout and "bake" in r.stdout
     r = subprocess.run([sys.executable, "-m", "skinkit", "demo", "--no-plots", "--angles", "179"],
                        capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0, r.stderr
     assert 179 in _rows(r.stdout)
+
+
+def test_python_dash_m_skinkit_bake(tmp_path):
+    glb = os.path.join(os.path.dirname(__file__), "data", "gltf", "CesiumMan.glb")
+    out = tmp_path / "walk.npy"
+    r = subprocess.run([sys.executable, "-m", "skinkit", "bake", glb, "--fps", "24", "--method",
+                        "dqs", "--out", str(out)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"wrote {out}: 48 frames x 3273 vertices")
+    from skinkit.io import gltf
+
+    (mesh,), (clip,) = gltf.load(glb)
+    np.testing.assert_array_equal(np.load(out), sk_bake(mesh, clip, fps=24, method="dqs"))

@@ -113,8 +113,8 @@ def bake_command(args, stream=None):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        prog="skinkit", description="Skeletal mesh skinning for NumPy: the candy-wrapper demo "
-        "and build information.")
+        prog="skinkit", description="Skeletal mesh skinning for NumPy: the candy-wrapper demo, "
+        "build information and baking glTF animations into point caches.")
     from . import __version__
 
     parser.add_argument("--version", action="version", version=f"skinkit {__version__}")
