@@ -41,6 +41,7 @@ import time
 import numpy as np
 
 import skinkit as sk
+from bench_skin import _cpu_name, _loadavg  # this folder is on sys.path when run as a script
 from skinkit import transforms as tf
 
 SMPL_PARENTS = np.array([-1, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 9, 12, 13, 14, 16, 17, 18,
@@ -177,7 +178,7 @@ def main(argv=None):
     F, R = args.frames, args.repeat
     notes = []
     info = {"python": sys.version.split()[0], "numpy": np.__version__,
-            "skinkit": sk.__version__, "machine": platform.machine(),
+            "skinkit": sk.__version__, "machine": platform.machine(), "processor": _cpu_name(),
             "cpus": os.cpu_count(), "load_average": _loadavg()}
     joints, rel, mesh, dense = character(args.vertices)
     clip, aa, rot, root_t = random_clip(rel, F)
@@ -241,13 +242,6 @@ def main(argv=None):
         json.dump({"info": info, "args": vars(args), "results": rows, "notes": notes}, f,
                   indent=1)
     print(f"\nwrote {args.json}")
-
-
-def _loadavg():
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        return None
 
 
 if __name__ == "__main__":
