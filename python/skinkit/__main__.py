@@ -4,7 +4,8 @@
 skinning, prints volume ratio, smallest radius and the rigid seam per method and angle, and
 writes ``candy_wrapper.png`` and ``volume_ratio.png`` (needs the ``plot`` extra; without it the
 table is still printed).  ``skinkit info`` prints the build configuration.  ``skinkit bake
-model.glb`` bakes an animation of a glTF file into a ``.pc2`` / ``.npy`` point cache.
+model.glb`` bakes an animation of a glTF file into a ``.pc2`` / ``.npy`` point cache (on threads,
+or on a dask scheduler with ``--scheduler tcp://host:8786``).
 """
 from __future__ import annotations
 
@@ -99,8 +100,9 @@ def bake_command(args, stream=None):
         clip = _pick(mine, args.clip, "animation")
         out = args.out or os.path.splitext(os.path.basename(args.model))[0] + ".pc2"
         res = bake(mesh, clip, fps=args.fps, method=args.method, threads=args.threads, out=out,
-                   normals=args.normals, progress=False if args.no_progress else None)
-    except (OSError, ValueError, TypeError, NotImplementedError) as exc:
+                   normals=args.normals, progress=False if args.no_progress else None,
+                   scheduler=args.scheduler)
+    except (OSError, ValueError, TypeError, NotImplementedError, ImportError) as exc:
         print(f"skinkit bake: {exc}", file=sys.stderr)
         return 1
     F, V = (res[0] if args.normals else res).shape[:2]
@@ -145,6 +147,8 @@ def main(argv=None):
     b.add_argument("--normals", action="store_true",
                    help="also write the normals to <out name>.normals.pc2 / .npy")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
+    b.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="bake on a dask.distributed scheduler (tcp://host:8786; the dask extra)")
     args = parser.parse_args(argv)
     if args.command == "demo":
         return demo(args.out, tuple(args.angles), plots=not args.no_plots)

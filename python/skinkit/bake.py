@@ -367,8 +367,10 @@ def _client(scheduler):
 def _run_dask(plan, sink, client, bar):
     mesh, clip = plan.mesh, plan.clip
     # The mesh (and the clip) go to every worker once; each task then carries only its frames.
-    mesh_f = client.scatter(mesh, broadcast=True)
-    clip_f = None if clip is None else client.scatter(clip, broadcast=True)
+    # hash=False: a content-hashed key is shared with the previous bake of the same mesh, whose
+    # release can reach the scheduler after this scatter and drop the data under our tasks.
+    mesh_f = client.scatter(mesh, broadcast=True, hash=False)
+    clip_f = None if clip is None else client.scatter(clip, broadcast=True, hash=False)
     depth = 2 * max(1, len(client.scheduler_info().get("workers", ()))) + 1
     pending = deque()
     try:
