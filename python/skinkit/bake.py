@@ -422,7 +422,9 @@ def bake(mesh, clip, fps=30, method="lbs", threads=None, out=None, normals=False
         An array (the mesh's dtype) is written in place.  A path is written chunk by chunk to
         ``<out>.partial``, renamed to ``out`` once complete: ``.npy`` keeps the mesh's dtype (a
         memory map), ``.pc2`` is Blender's Mesh Cache point cache (float32, start frame
-        ``clip.start * fps``, sampling 1 frame).  A failed or interrupted bake leaves only the
+        ``clip.start * fps``, sampling 1 frame; Blender's modifier in its default Time Mode
+        "Frame" plays sample ``i`` at scene frame ``frame_start + i`` and ignores the header's
+        start).  A failed or interrupted bake leaves only the
         ``.partial`` file (a PC2 header then counts the frames it holds).
     normals : bool
         Also bake the mesh's normals: returned as a second ``(F, V, 3)`` array, or for a path
