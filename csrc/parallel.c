@@ -1,33 +1,44 @@
-/* parallel.c -- a minimal fork-join over vertex ranges.  Threads are created per call (a call
- * skins at least thousands of vertices, so creation cost is noise) and joined before returning:
- * no pool, no global state, nothing to go wrong after fork().
+/* parallel.c -- fork-join over vertex ranges on a small persistent pool of worker threads.
  *
  * The range is cut into a few chunks per thread, on grain boundaries, and every thread (the
  * calling one included) takes the next chunk from a shared counter until none is left.  On a
  * machine shared with other work a thread that gets no core for a while simply takes fewer
  * chunks, instead of making the others wait at the join.  Which thread computes a chunk never
  * matters: every vertex is computed by the same operations wherever its chunk starts, so the
- * results are bit-identical for any thread count. */
+ * results are bit-identical for any thread count.
+ *
+ * Why a pool: creating and joining a thread costs about 50 us on a virtual machine, which is a
+ * tenth of a 100k-vertex LBS call.  Workers are started on first use and kept; after a job they
+ * spin for a short while (a caller skinning frame after frame hands them the next job within
+ * microseconds), then sleep on a condition variable.  One caller owns the pool at a time; a
+ * second concurrent caller (another Python thread) gets per-call threads instead, as before the
+ * pool existed, so callers never wait for each other.  After fork() the child starts with an
+ * empty pool (its parent's workers do not exist there). */
+#if !defined(_POSIX_C_SOURCE) && !defined(__APPLE__)
+#define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
+#endif
 #include "sk.h"
 
 #if defined(__unix__) || defined(__APPLE__)
 #include <pthread.h>
+#include <time.h>
 #define SK_HAVE_PTHREADS 1
 #if !defined(__STDC_NO_ATOMICS__)
 #include <stdatomic.h>
-#define SK_HAVE_ATOMICS 1
+#define SK_HAVE_POOL 1
 #endif
 #endif
 
 #define SK_MAX_THREADS 64
 #define SK_CHUNKS_PER_THREAD 4
+#define SK_SPIN_NS 200000 /* how long an idle worker (or a waiting caller) polls before sleeping */
 
 #ifdef SK_HAVE_PTHREADS
 typedef struct {
     void (*fn)(void *ctx, int64_t begin, int64_t end);
     void *ctx;
     int64_t n, chunk, n_chunks;
-#ifdef SK_HAVE_ATOMICS
+#ifdef SK_HAVE_POOL
     atomic_llong next; /* the next chunk to take */
 #else
     pthread_mutex_t lock;
@@ -37,7 +48,7 @@ typedef struct {
 
 static int64_t sk_take(sk_work *w)
 {
-#ifdef SK_HAVE_ATOMICS
+#ifdef SK_HAVE_POOL
     return (int64_t)atomic_fetch_add(&w->next, 1);
 #else
     pthread_mutex_lock(&w->lock);
@@ -47,14 +58,167 @@ static int64_t sk_take(sk_work *w)
 #endif
 }
 
-static void *sk_work_run(void *arg)
+static void sk_work_run(sk_work *w)
 {
-    sk_work *w = (sk_work *)arg;
     for (int64_t c = sk_take(w); c < w->n_chunks; c = sk_take(w)) {
         int64_t begin = c * w->chunk, end = begin + w->chunk;
         w->fn(w->ctx, begin, end < w->n ? end : w->n);
     }
+}
+
+static void *sk_work_thread(void *arg)
+{
+    sk_work_run((sk_work *)arg);
     return NULL;
+}
+
+/* Per-call threads: the fallback when the pool is busy or cannot be used. */
+static int sk_run_spawned(sk_work *w, int n_threads)
+{
+    pthread_t ids[SK_MAX_THREADS];
+    int started[SK_MAX_THREADS] = {0};
+    for (int i = 1; i < n_threads; ++i)
+        started[i] = pthread_create(&ids[i], NULL, sk_work_thread, w) == 0;
+    sk_work_run(w); /* the calling thread works too; a thread that failed to start is not missed */
+    for (int i = 1; i < n_threads; ++i)
+        if (started[i]) pthread_join(ids[i], NULL);
+    return n_threads;
+}
+#endif
+
+#ifdef SK_HAVE_POOL
+static int64_t sk_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void sk_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Polls `*flag` while it equals `old` (until == `old` with until_equal) or until SK_SPIN_NS
+ * pass; returns its last value. */
+static long long sk_spin(atomic_llong *flag, long long old, int until_equal)
+{
+    long long v = atomic_load_explicit(flag, memory_order_acquire);
+    int64_t t0 = 0;
+    for (unsigned i = 1; (v == old) != until_equal; ++i) {
+        sk_cpu_relax();
+        if ((i & 255) == 0) {
+            int64_t t = sk_now_ns();
+            if (!t0) t0 = t;
+            else if (t - t0 > SK_SPIN_NS) break;
+        }
+        v = atomic_load_explicit(flag, memory_order_acquire);
+    }
+    return v;
+}
+
+static struct {
+    pthread_mutex_t owner;   /* held by the caller using the pool */
+    pthread_mutex_t lock;    /* guards job, want and sleeping on the conditions */
+    pthread_cond_t wake;     /* a new job was published */
+    pthread_cond_t done;     /* the last worker of a job finished */
+    int n_workers;           /* started so far (ids 1..n_workers) */
+    sk_work *job;
+    int want;                /* workers 1..want take part in the current job */
+    atomic_llong generation; /* bumped when a job is published */
+    atomic_llong active;     /* workers of the current job still working */
+    long long start_generation[SK_MAX_THREADS]; /* the generation each worker was started in */
+} sk_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+             PTHREAD_COND_INITIALIZER, 0, NULL, 0, 0, 0, {0}};
+
+static pthread_once_t sk_pool_once = PTHREAD_ONCE_INIT;
+
+static void sk_pool_after_fork_in_child(void)
+{
+    pthread_mutex_init(&sk_pool.owner, NULL);
+    pthread_mutex_init(&sk_pool.lock, NULL);
+    pthread_cond_init(&sk_pool.wake, NULL);
+    pthread_cond_init(&sk_pool.done, NULL);
+    sk_pool.n_workers = 0;
+    sk_pool.job = NULL;
+    sk_pool.want = 0;
+    atomic_store(&sk_pool.active, 0);
+}
+
+static void sk_pool_register_fork_handler(void)
+{
+    pthread_atfork(NULL, NULL, sk_pool_after_fork_in_child);
+}
+
+static void *sk_pool_worker(void *arg)
+{
+    const int id = (int)(intptr_t)arg;
+    long long seen = sk_pool.start_generation[id]; /* not the current one: a job may be out already */
+    for (;;) {
+        if (sk_spin(&sk_pool.generation, seen, 0) == seen) {
+            pthread_mutex_lock(&sk_pool.lock);
+            while (atomic_load(&sk_pool.generation) == seen)
+                pthread_cond_wait(&sk_pool.wake, &sk_pool.lock);
+            pthread_mutex_unlock(&sk_pool.lock);
+        }
+        /* A consistent snapshot of the job: the owner publishes all three under the lock. */
+        pthread_mutex_lock(&sk_pool.lock);
+        seen = atomic_load(&sk_pool.generation);
+        sk_work *job = sk_pool.job;
+        int take_part = id <= sk_pool.want;
+        pthread_mutex_unlock(&sk_pool.lock);
+        if (!take_part) continue;
+        sk_work_run(job);
+        if (atomic_fetch_sub_explicit(&sk_pool.active, 1, memory_order_acq_rel) == 1) {
+            pthread_mutex_lock(&sk_pool.lock);
+            pthread_cond_signal(&sk_pool.done);
+            pthread_mutex_unlock(&sk_pool.lock);
+        }
+    }
+    return NULL;
+}
+
+/* Runs w on the pool with n_threads - 1 workers; 0 if the pool is busy (the caller falls back). */
+static int sk_run_pooled(sk_work *w, int n_threads)
+{
+    if (pthread_once(&sk_pool_once, sk_pool_register_fork_handler) != 0) return 0;
+    if (pthread_mutex_trylock(&sk_pool.owner) != 0) return 0;
+    while (sk_pool.n_workers < n_threads - 1) {
+        pthread_t id;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        sk_pool.start_generation[sk_pool.n_workers + 1] = atomic_load(&sk_pool.generation);
+        int ok = pthread_create(&id, &attr, sk_pool_worker,
+                                (void *)(intptr_t)(sk_pool.n_workers + 1)) == 0;
+        pthread_attr_destroy(&attr);
+        if (!ok) break;
+        ++sk_pool.n_workers;
+    }
+    int want = n_threads - 1 < sk_pool.n_workers ? n_threads - 1 : sk_pool.n_workers;
+    pthread_mutex_lock(&sk_pool.lock);
+    sk_pool.job = w;
+    sk_pool.want = want;
+    atomic_store(&sk_pool.active, want);
+    atomic_fetch_add_explicit(&sk_pool.generation, 1, memory_order_release);
+    pthread_cond_broadcast(&sk_pool.wake);
+    pthread_mutex_unlock(&sk_pool.lock);
+
+    sk_work_run(w);
+
+    /* w lives on the caller's stack: return only when every worker is done with it. */
+    if (sk_spin(&sk_pool.active, 0, 1) != 0) {
+        pthread_mutex_lock(&sk_pool.lock);
+        while (atomic_load(&sk_pool.active) != 0)
+            pthread_cond_wait(&sk_pool.done, &sk_pool.lock);
+        pthread_mutex_unlock(&sk_pool.lock);
+    }
+    pthread_mutex_unlock(&sk_pool.owner);
+    return want + 1;
 }
 #endif
 
@@ -82,20 +246,16 @@ int sk_parallel_for(int n_threads, int64_t n, int64_t grain,
                   ((int64_t)n_threads * SK_CHUNKS_PER_THREAD);
     w.chunk = per * grain;
     w.n_chunks = (n + w.chunk - 1) / w.chunk;
-#ifdef SK_HAVE_ATOMICS
+#ifdef SK_HAVE_POOL
     atomic_init(&w.next, 0);
+    int used = sk_run_pooled(&w, n_threads);
+    if (used) return used;
 #else
     pthread_mutex_init(&w.lock, NULL);
     w.next = 0;
 #endif
-    pthread_t ids[SK_MAX_THREADS];
-    int started[SK_MAX_THREADS] = {0};
-    for (int i = 1; i < n_threads; ++i)
-        started[i] = pthread_create(&ids[i], NULL, sk_work_run, &w) == 0;
-    sk_work_run(&w); /* the calling thread works too; a thread that failed to start is not missed */
-    for (int i = 1; i < n_threads; ++i)
-        if (started[i]) pthread_join(ids[i], NULL);
-#ifndef SK_HAVE_ATOMICS
+    sk_run_spawned(&w, n_threads);
+#ifndef SK_HAVE_POOL
     pthread_mutex_destroy(&w.lock);
 #endif
 #endif

@@ -6,7 +6,10 @@ from several threads are safe.
 - a Python thread keeps running while a long kernel call is in flight: the call is measured by
   how far a counter in another thread advances during it, not by a clock.
 """
+import os
+import signal
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -154,3 +157,40 @@ def test_a_python_thread_runs_while_a_kernel_is_in_flight(method):
     # While the worker held the GIL the counter could not move; during a released call it moves
     # by tens of thousands (about 10^7 increments a second).  Best of three, for a loaded machine.
     assert max(during) > 1000, f"the counter moved only {during} during {method} calls"
+
+
+def test_the_worker_pool_across_changing_thread_counts():
+    """Successive calls on one thread with threads = 1..6 in turn reuse (and grow) the worker
+    pool; every call gets the serial bits, and none hangs on a job handed out before a worker
+    was started."""
+    r = _rig(np.float32, V=20000)
+    serial = sk.lbs(r["P"], r["idx"], r["w"], r["palette"], normals=r["N"], threads=1)
+    out, out_n = np.empty_like(r["P"]), np.empty_like(r["N"])
+    for i in range(120):
+        sk.lbs(r["P"], r["idx"], r["w"], r["palette"], normals=r["N"], out=out, out_normals=out_n,
+               threads=1 + i % 6)
+        assert out.tobytes() == serial[0].tobytes() and out_n.tobytes() == serial[1].tobytes()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
+def test_threads_work_in_a_forked_child():
+    """A child forked after the pool started (multiprocessing's default on Linux) has none of its
+    parent's workers; its threaded calls must start their own instead of waiting forever."""
+    r = _rig(np.float32, V=20000)
+    serial = sk.lbs(r["P"], r["idx"], r["w"], r["palette"], threads=2)  # the pool is running now
+    pid = os.fork()
+    if pid == 0:  # the child: report through the exit status only
+        ok = all(sk.lbs(r["P"], r["idx"], r["w"], r["palette"], threads=t).tobytes()
+                 == serial.tobytes() for t in (2, 3, 2))
+        os._exit(0 if ok else 1)
+    deadline = time.monotonic() + 60
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("a threaded call in the forked child hung")
+        time.sleep(0.01)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, "the child's results differ"
