@@ -1083,9 +1083,9 @@ static PyObject *py_centers_of_rotation(PyObject *self, PyObject *args)
     const char *bad_name = "indices";
     Py_BEGIN_ALLOW_THREADS
     if (!validated && V > 0) {
-        /* any joint count: the joints are the indices themselves (SK_ERR_TOO_LARGE below) */
-        r = t == NPY_FLOAT32 ? sk_validate_influences_f32(&infl, V, INT64_MAX, &bad)
-                             : sk_validate_influences_f64(&infl, V, INT64_MAX, &bad);
+        /* no palette here: any joint below the precompute's limit is in range */
+        r = t == NPY_FLOAT32 ? sk_validate_influences_f32(&infl, V, SK_CENTERS_MAX_JOINTS, &bad)
+                             : sk_validate_influences_f64(&infl, V, SK_CENTERS_MAX_JOINTS, &bad);
         if (r == SK_ERR_NOT_FINITE || r == SK_ERR_NEGATIVE_WEIGHT) bad_name = "weights";
     }
     if (r == SK_OK) {

@@ -461,6 +461,29 @@ class SkinnedMesh:
     def weights(self):
         return self.influences.weights
 
+    # -- centers of rotation ------------------------------------------------------------------------
+    @property
+    def centers(self):
+        """Optimized centers of rotation ``(V, 3)`` in the positions' dtype (NaN rows: no
+        center), or None.  Settable (validated); :meth:`compute_centers` fills it."""
+        return self._centers
+
+    @centers.setter
+    def centers(self, value):
+        self._centers = _vertex_array(value, "centers", self.n_vertices, 3, self.dtype)
+
+    def compute_centers(self, sigma=0.1, subdivide=False, threads=None):
+        """Fill :attr:`centers` from the rest positions, faces and influences with
+        :func:`skinkit.centers_of_rotation` and return them ``(V, 3)``."""
+        if self.faces is None:
+            raise ValueError("faces: centers of rotation are computed from the mesh's faces, "
+                             "and this mesh has none")
+        from .centers import centers_of_rotation
+
+        self.centers = centers_of_rotation(self.positions, self.faces, self.influences,
+                                           sigma=sigma, subdivide=subdivide, threads=threads)
+        return self._centers
+
     def __repr__(self):
         extra = [x for x, v in (("normals", self.normals), ("tangents", self.tangents),
                                 ("faces", self.faces), ("centers", self.centers),
@@ -534,8 +557,11 @@ class SkinnedMesh:
         if method in ("dqs", "cor", "blend"):
             kw.setdefault("pivots", self.pivots())
         if method == "cor":
-            if self.centers is None:
-                raise ValueError("centers: method='cor' needs the mesh's centers of rotation")
+            if self.centers is None and "centers" not in kw:
+                if self.faces is None:
+                    raise ValueError("centers: method='cor' needs centers of rotation; this mesh "
+                                     "has none and no faces to compute them from")
+                self.compute_centers()  # once: kept for the next frames
             kw.setdefault("centers", self.centers)
         if out is not None:
             kw["out"] = out
