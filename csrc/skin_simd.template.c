@@ -318,6 +318,19 @@ SK_ALWAYS_INLINE __m512 lbs16_sum_blocks(const __m512 q[4])
                          _mm512_shuffle_f32x4(u01, u23, _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
+/* 1 / sqrt(x) where x > 0, else 1 (so that a zero vector stays zero): the 14-bit estimate and one
+ * Newton step, y (1.5 - 0.5 x y^2), good to about 2 units in the last place.  A division and a
+ * square root of a whole zmm register would cost more than the rest of the normals' work. */
+SK_ALWAYS_INLINE __m512 lbs16_rsqrt(__m512 x)
+{
+    const __m512 one = _mm512_set1_ps(1.0f);
+    __mmask16 pos = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ);
+    __m512 y = _mm512_rsqrt14_ps(x);
+    __m512 hxy = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), y);
+    __m512 t = _mm512_fnmadd_ps(hxy, y, _mm512_set1_ps(1.5f));
+    return _mm512_mask_mul_ps(one, pos, y, t);
+}
+
 /* 1 / |n| for the 16 vertices of four group sums (lane 4 b + g: vertex 4 g + b); 1 where
  * |n| = 0 so that a zero vector stays zero.  |n|^2 = (x^2 + z^2) + (y^2 + 0) for every vertex. */
 SK_ALWAYS_INLINE __m512 lbs16_inv_norms(const __m512 y[4])
@@ -327,9 +340,7 @@ SK_ALWAYS_INLINE __m512 lbs16_inv_norms(const __m512 y[4])
     __m512 t0 = _mm512_add_ps(_mm512_unpacklo_ps(s0, s1), _mm512_unpackhi_ps(s0, s1));
     __m512 t1 = _mm512_add_ps(_mm512_unpacklo_ps(s2, s3), _mm512_unpackhi_ps(s2, s3));
     __m512 n2 = _mm512_add_ps(_mm512_shuffle_ps(t0, t1, 0x44), _mm512_shuffle_ps(t0, t1, 0xEE));
-    const __m512 one = _mm512_set1_ps(1.0f);
-    __mmask16 pos = _mm512_cmp_ps_mask(n2, _mm512_setzero_ps(), _CMP_GT_OQ);
-    return _mm512_mask_div_ps(one, pos, one, _mm512_sqrt_ps(n2));
+    return lbs16_rsqrt(n2);
 }
 
 SK_ALWAYS_INLINE void store48(float *p, const __m512 r[3], int stream)
