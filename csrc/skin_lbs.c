@@ -4,23 +4,8 @@
 #include "sk.h"
 #include "skin_simd.h"
 
-#define SK_T float
-#define SK_FN(name) name##_f32
-#define SK_JOB sk_skin_job_f32
-#include "skin_common.template.h"
-#include "skin_lbs.template.c"
-#undef SK_T
-#undef SK_FN
-#undef SK_JOB
-
-#define SK_T double
-#define SK_FN(name) name##_f64
-#define SK_JOB sk_skin_job_f64
-#include "skin_common.template.h"
-#include "skin_lbs.template.c"
-#undef SK_T
-#undef SK_FN
-#undef SK_JOB
+#define SK_TEMPLATE "skin_lbs.template.c"
+#include "skin_instantiate.h"
 
 /* Whether any of n contiguous rigid indices is >= n_joints (negative ones are fine: not
  * skinned): branch-free loops the compiler vectorizes. */

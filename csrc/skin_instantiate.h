@@ -1,0 +1,31 @@
+/* skin_instantiate.h -- compiles the template named by SK_TEMPLATE twice, for float (names
+ * ending in _f32) and for double (_f64), with the kernels' shared inline helpers
+ * (skin_common.template.h) instantiated for the same type.  Usage:
+ *
+ *     #define SK_TEMPLATE "skin_lbs.template.c"
+ *     #include "skin_instantiate.h"
+ *
+ * Deliberately without an include guard: every kernel file includes it once. */
+#ifndef SK_TEMPLATE
+#error "define SK_TEMPLATE as the template's file name before including skin_instantiate.h"
+#endif
+
+#define SK_T float
+#define SK_FN(name) name##_f32
+#define SK_JOB sk_skin_job_f32
+#include "skin_common.template.h"
+#include SK_TEMPLATE
+#undef SK_T
+#undef SK_FN
+#undef SK_JOB
+
+#define SK_T double
+#define SK_FN(name) name##_f64
+#define SK_JOB sk_skin_job_f64
+#include "skin_common.template.h"
+#include SK_TEMPLATE
+#undef SK_T
+#undef SK_FN
+#undef SK_JOB
+
+#undef SK_TEMPLATE
