@@ -918,7 +918,7 @@ def test_every_public_function_is_covered():
     """Keeps this matrix growing with the API: a new public callable must be added here."""
     covered = {"forward_kinematics", "skinning_palette", "Skeleton", "Influences", "rigid", "lbs",
                "dqs", "skin", "set_num_threads", "get_num_threads", "show_config",
-               "SkinnedMesh", "Clip", "Channel", "bake", "bake_many"}
+               "SkinnedMesh", "Clip", "Channel", "bake", "bake_many", "centers_of_rotation"}
     public = {n for n in sk.__all__ if callable(getattr(sk, n)) and not inspect.ismodule(getattr(sk, n))}
     missing = public - covered
     assert not missing, f"public callables without bad-input cases: {sorted(missing)}"
@@ -968,3 +968,35 @@ def test_mesh_and_bake_bad_input(rig):
     expect(ValueError, "times|locals", sk.Clip, np.array([1.0, 0.0]), np.stack([s.local_bind] * 2))
     expect(ValueError, "times|locals", sk.Clip, np.array([0.0, np.nan]), np.stack([s.local_bind] * 2))
     expect(ValueError, "locals", sk.Clip, np.array([0.0, 1.0]), np.stack([s.local_bind * np.nan] * 2))
+
+
+# -- centers of rotation ------------------------------------------------------------------------------
+
+def test_centers_of_rotation_bad_input(rig):
+    F = np.array([[0, 1, 2], [2, 3, 4], [4, 5, 6], [6, 0, 3]], np.int32)
+    p, i, w = rig.positions, rig.indices, rig.weights
+    fn = sk.centers_of_rotation
+    assert np.isfinite(fn(p, F, i, w)).any()
+    expect(IndexError, "faces", fn, p, np.where(F == 5, V, F), i, w)
+    expect(IndexError, "faces", fn, p, np.where(F == 5, -1, F), i, w)
+    expect(TypeError, "faces", fn, p, F.astype(np.float32), i, w)
+    expect(ValueError, "faces", fn, p, F[:, :2].copy(), i, w)
+    expect(ValueError, "faces", fn, p, np.zeros((2, 5), np.int32), i, w)
+    expect(ValueError, "faces", fn, p, misaligned(F), i, w)
+    expect(TypeError, P, fn, p.astype(np.float16), F, i, w)
+    expect(TypeError, P, fn, byteswapped(p), F, i, w)
+    expect(ValueError, P, fn, misaligned(p), F, i, w)
+    expect(ValueError, P, fn, p[:, :2].copy(), F, i, w)
+    expect(ValueError, "indices", fn, p, F, i[:-1].copy(), w[:-1].copy())
+    expect(TypeError, "weights", fn, p, F, i, w.astype(np.float32))
+    expect(ValueError, "weights", fn, p, F, i, -w)
+    expect(ValueError, "weights", fn, p, F, i, np.full_like(w, np.nan))
+    expect(IndexError, "indices", fn, p, F, i - 10, w)
+    expect(TypeError, "indices", fn, p, F, i.astype(np.float64), w)
+    for sigma, exc in ((0.0, ValueError), (-0.1, ValueError), (np.nan, ValueError),
+                       (np.inf, ValueError), ("0.1", TypeError), (None, TypeError)):
+        expect(exc, "sigma", fn, p, F, i, w, sigma=sigma)
+    expect(ValueError, "subdivide", fn, p, F, i, w, subdivide=0.0)
+    expect(TypeError, "subdivide", fn, p, F, i, w, subdivide=[0.1])
+    expect(ValueError, "threads", fn, p, F, i, w, threads=0)
+    expect(TypeError, "influences", fn, p, F, i)

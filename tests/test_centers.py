@@ -354,3 +354,31 @@ def test_skinned_mesh_without_faces():
     bare = sk.SkinnedMesh(mesh.positions, mesh.skeleton, mesh.influences)
     with pytest.raises(ValueError, match="faces"):
         bare.compute_centers()
+
+
+def test_deform_cor_passes_the_centers_and_computes_them_once(monkeypatch):
+    import skinkit.mesh as skmesh
+
+    seen = {}
+
+    def fake_skin(P, influences, palette, method="lbs", **kw):  # the kernel is tested elsewhere
+        seen.clear()
+        seen.update(kw, method=method)
+        return np.zeros_like(P)
+
+    monkeypatch.setattr(skmesh, "skin", fake_skin)
+    mesh = rigs.seed001()
+    mesh.deform(mesh.palette(), method="cor")
+    c = mesh.centers
+    assert c is not None and seen["centers"] is c and seen["method"] == "cor"
+    assert np.array_equal(c, sk.centers_of_rotation(mesh.positions, mesh.faces, mesh.influences),
+                          equal_nan=True)
+    mesh.deform(mesh.palette(), method="cor")
+    assert mesh.centers is c and seen["centers"] is c  # kept, not recomputed
+    mine = np.zeros_like(c)
+    mesh.deform(mesh.palette(), method="cor", centers=mine)
+    assert seen["centers"] is mine
+    bare = sk.SkinnedMesh(mesh.positions, mesh.skeleton, mesh.influences)
+    with pytest.raises(ValueError, match="centers"):
+        bare.deform(mesh.palette(), method="cor")
+    assert bare.centers is None

@@ -65,3 +65,10 @@ def bind_envelope(indices: NDArray[np.int32], weights: FloatArray, info: Info,
                   vertices: FloatArray, bones: Bones, head_radius: NDArray[np.float64],
                   tail_radius: NDArray[np.float64], distance: NDArray[np.float64], k: int,
                   normalize: bool) -> None: ...
+
+# centers of rotation (the precompute): out (V, 3) of the positions' dtype is written; faces
+# (T, 3) or (T, 4) of uint8 / uint16 / uint32 / int32 / int64; subdivide 0 = none, else the
+# weight-difference threshold; validated = the influences come from an Influences object.
+def centers_of_rotation(out: FloatArray, positions: FloatArray, faces: NDArray[np.integer[Any]],
+                        indices: NDArray[np.integer[Any]], weights: NDArray[Any], sigma: float,
+                        subdivide: float, threads: int, validated: bool) -> None: ...
