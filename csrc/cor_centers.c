@@ -7,15 +7,15 @@
  * the weights at the centroid (the mean of the corners').  A term needs both j and k non-zero
  * in both vectors, so s(w_i, w_t) is a sum over the joint pairs {j, k} that vertex i and sample t
  * share.  Instead of visiting every sample for every vertex (O(V T)), each sample is filed once
- * per joint pair of its weights, in the bucket of the pair's smaller joint, and a vertex visits
- * only the buckets of its own joints, keeping the entries whose other joint it has too: the
- * samples that share no pair with it, which contribute exactly zero, are never read.
+ * in the group of each joint pair of its weights, and a vertex visits only the groups of its own
+ * joint pairs: the samples that share no pair with it, which contribute exactly zero, are never
+ * read.
  *
  * Order of work, all deterministic (the centers do not depend on the thread count):
  *   prepare  vertex weights as sorted sparse rows (threads over vertices); per triangle its
  *            subdivision depth and sample count (threads over triangles); totals.
- *   centers  sample centroids and areas, buckets filled in triangle order (one thread: cheap
- *            next to the last step); each vertex's center (threads over vertices).
+ *   centers  the groups filled in triangle order (one thread: cheap next to the last step);
+ *            each vertex's center (threads over vertices).
  * Everything is computed in double whatever the storage type.
  */
 #include <math.h>
@@ -25,13 +25,6 @@
 
 /* Defined in skin_common.template.h, included below for the float / double parts. */
 static inline int64_t sk_read_index(const char *p, sk_index_type type);
-
-/* One sample of one joint pair (j, k), j < k, filed in bucket j. */
-typedef struct sk_centers_entry {
-    double wj, wk;  /* the sample's weights of j and k */
-    int64_t sample; /* index into the sample array */
-    int64_t k;
-} sk_centers_entry;
 
 /* The prepared data, carved out of the caller's `prep` block (sk_centers_prepare_size bytes). */
 typedef struct sk_centers_prep_view {
@@ -175,12 +168,34 @@ typedef struct cor_ctx {
     const sk_centers_mesh *mesh;
     sk_centers_prep_view p;
     int64_t K;
-    const double *samples;  /* (S, 4): centroid, area */
-    const int64_t *offsets; /* (J + 1,) bucket bounds */
-    const sk_centers_entry *entries;
+    /* One group per joint pair (j, k), j < k, found by hashing j * 2^24 + k (open addressing):
+     * its entries are [gstart, gend).  One entry per sample having both joints: the sample's
+     * weights of j and k, wa = wj wk area, and its centroid, as separate arrays so the loop of a
+     * group reads six straight streams. */
+    int64_t *gkey, *gstart, *gend;
+    int gbits;
+    double *wj, *wk, *wa, *px, *py, *pz;
     sk_stream out;
     int f32;
 } cor_ctx;
+
+#define COR_NO_GROUP (-1)
+
+/* The slot of group (j, k): found, or (insert) claimed; COR_NO_GROUP when absent. */
+static int64_t cor_group(const cor_ctx *x, int64_t j, int64_t k, int insert)
+{
+    const int64_t key = j * SK_CENTERS_MAX_JOINTS + k;
+    const uint64_t mask = ((uint64_t)1 << x->gbits) - 1;
+    uint64_t h = ((uint64_t)key * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - x->gbits);
+    for (;; h = (h + 1) & mask) {
+        if (x->gkey[h] == key) return (int64_t)h;
+        if (x->gkey[h] < 0) {
+            if (!insert) return COR_NO_GROUP;
+            x->gkey[h] = key;
+            return (int64_t)h;
+        }
+    }
+}
 
 /* prepare, step 2: per triangle its depth, union size and sample count (kept in tri_first[t+1]
  * until the prefix sum). */
@@ -199,7 +214,36 @@ static void cor_triangle_range(void *vctx, int64_t begin, int64_t end)
     }
 }
 
-/* Vertex v's center from the buckets of its joints. */
+/* Sums over one group for a vertex with weights wr, ws of its pair: four lanes (entries taken
+ * in turn), added in a fixed order, so the compiler may keep them in vector registers and the
+ * bits never depend on anything but the group. */
+static void cor_group_sums(const cor_ctx *x, int64_t g, double wr, double ws, double inv_s2,
+                           double sum[4])
+{
+    double l[4][4] = {{0.0}};
+    const int64_t e0 = x->gstart[g], e1 = x->gend[g];
+    int64_t e = e0;
+    for (; e + 4 <= e1; e += 4)
+        for (int q = 0; q < 4; ++q) {
+            const double d = wr * x->wk[e + q] - ws * x->wj[e + q];
+            const double a = x->wa[e + q] * exp(-d * d * inv_s2);
+            l[q][0] += a;
+            l[q][1] += a * x->px[e + q];
+            l[q][2] += a * x->py[e + q];
+            l[q][3] += a * x->pz[e + q];
+        }
+    for (int q = 0; e < e1; ++e, ++q) {
+        const double d = wr * x->wk[e] - ws * x->wj[e];
+        const double a = x->wa[e] * exp(-d * d * inv_s2);
+        l[q][0] += a;
+        l[q][1] += a * x->px[e];
+        l[q][2] += a * x->py[e];
+        l[q][3] += a * x->pz[e];
+    }
+    for (int i = 0; i < 4; ++i) sum[i] = (l[0][i] + l[1][i]) + (l[2][i] + l[3][i]);
+}
+
+/* Vertex v's center from the groups of its joint pairs. */
 static void cor_vertex(const cor_ctx *x, int64_t v, double c[3])
 {
     const int64_t K = x->K, n = x->p.vn[v];
@@ -207,28 +251,20 @@ static void cor_vertex(const cor_ctx *x, int64_t v, double c[3])
     const double *vw = x->p.vw + v * K;
     const double inv_s2 = 1.0 / (x->mesh->sigma * x->mesh->sigma);
     double num[3] = {0.0, 0.0, 0.0}, den = 0.0;
-    for (int64_t r = 0; r + 1 < n; ++r) {
-        const double wr = vw[r];
-        const sk_centers_entry *e = x->entries + x->offsets[vj[r]];
-        const sk_centers_entry *e_end = x->entries + x->offsets[vj[r] + 1];
-        for (; e < e_end; ++e) {
-            /* the entry's other joint among the vertex's later (larger) joints */
-            int64_t s = r + 1;
-            while (s < n && vj[s] < e->k) ++s;
-            if (s == n || vj[s] != e->k) continue;
-            const double ws = vw[s];
-            const double d = wr * e->wk - ws * e->wj;
+    for (int64_t r = 0; r + 1 < n; ++r)
+        for (int64_t s = r + 1; s < n; ++s) {
+            int64_t g = cor_group(x, vj[r], vj[s], 0);
+            if (g == COR_NO_GROUP) continue;
+            double sum[4];
+            cor_group_sums(x, g, vw[r], vw[s], inv_s2, sum);
             /* each unordered pair once: the paper's sum over j != k counts it twice, a factor
              * that cancels in the ratio */
-            const double term = wr * ws * e->wj * e->wk * exp(-d * d * inv_s2);
-            const double *smp = x->samples + 4 * e->sample;
-            const double a = term * smp[3];
-            den += a;
-            num[0] += a * smp[0];
-            num[1] += a * smp[1];
-            num[2] += a * smp[2];
+            const double f = vw[r] * vw[s];
+            den += f * sum[0];
+            num[0] += f * sum[1];
+            num[1] += f * sum[2];
+            num[2] += f * sum[3];
         }
-    }
     if (den > 0.0) {
         c[0] = num[0] / den;
         c[1] = num[1] / den;
@@ -287,7 +323,7 @@ static sk_result cor_plan(cor_ctx *x, sk_centers_plan *plan, int n_threads, int6
         return SK_ERR_TOO_LARGE;
     }
     sk_parallel_for(n_threads, T, 256, cor_triangle_range, x);
-    int64_t S = 0, E = 0;
+    int64_t S = 0, E = 0, P = 0;
     x->p.tri_first[0] = 0;
     for (int64_t t = 0; t < T; ++t) {
         int64_t ns = x->p.tri_first[t + 1], mt = x->p.tri_cnt[t];
@@ -295,48 +331,59 @@ static sk_result cor_plan(cor_ctx *x, sk_centers_plan *plan, int n_threads, int6
         if (ns > 0 && pairs > (INT64_MAX / 64 - E) / ns) return SK_ERR_TOO_LARGE;
         S += ns;
         E += ns * pairs;
+        P += pairs;
         x->p.tri_first[t + 1] = S;
     }
+    /* the group table: a power of two, at least twice the (sample-free) pair count */
+    int bits = 4;
+    while (bits < 62 && ((int64_t)1 << bits) < 2 * P) ++bits;
     plan->n_joints = J > 0 ? J : 1;
     plan->n_triangles = T;
     plan->n_samples = S;
     plan->n_entries = E;
-    /* samples, offsets + cursors, entries, and the union of one triangle (3K joints + weights) */
-    double bytes = 32.0 * (double)S + 8.0 * (2.0 * (double)plan->n_joints + 1.0) +
-                   (double)sizeof(sk_centers_entry) * (double)E + 32.0 * 3.0 * (double)x->K;
+    plan->table_bits = bits;
+    /* entries (6 doubles), the table (3 int64 per slot), one triangle's union (3K x 4) */
+    double bytes = 48.0 * (double)E + 24.0 * ldexp(1.0, bits) + 32.0 * 3.0 * (double)x->K;
     if (bytes > (double)(SIZE_MAX / 4)) return SK_ERR_TOO_LARGE;
-    plan->scratch_size = 32 * (size_t)S + 8 * (2 * (size_t)plan->n_joints + 1) +
-                         sizeof(sk_centers_entry) * (size_t)E + 32 * 3 * (size_t)x->K;
+    plan->scratch_size = 48 * (size_t)E + 24 * ((size_t)1 << bits) + 32 * 3 * (size_t)x->K;
     return SK_OK;
 }
 
-/* Builds the samples and buckets into scratch, then every vertex's center. */
+/* Builds the groups into scratch, then every vertex's center. */
 static void cor_run(cor_ctx *x, const sk_centers_plan *plan, void *scratch, int n_threads)
 {
-    const int64_t T = plan->n_triangles, J = plan->n_joints, K = x->K;
-    char *c = (char *)scratch;
-    double *samples = (double *)c;
-    c += 32 * (size_t)plan->n_samples;
-    int64_t *offsets = (int64_t *)c;
-    c += 8 * (size_t)(J + 1);
-    int64_t *cursor = (int64_t *)c;
-    c += 8 * (size_t)J;
-    sk_centers_entry *entries = (sk_centers_entry *)c;
-    c += sizeof(sk_centers_entry) * (size_t)plan->n_entries;
-    int64_t *uj = (int64_t *)c;                       /* 3K joints */
-    double *uw = (double *)(c + 8 * (size_t)(3 * K)); /* 3K x 3 corner weights */
+    const int64_t T = plan->n_triangles, K = x->K, E = plan->n_entries;
+    const size_t cap = (size_t)1 << plan->table_bits;
+    double *d = (double *)scratch;
+    x->wj = d;
+    x->wk = d + E;
+    x->wa = d + 2 * E;
+    x->px = d + 3 * E;
+    x->py = d + 4 * E;
+    x->pz = d + 5 * E;
+    x->gkey = (int64_t *)(d + 6 * E);
+    x->gstart = x->gkey + cap;
+    x->gend = x->gstart + cap;
+    x->gbits = plan->table_bits;
+    int64_t *uj = x->gend + cap;                 /* 3K joints */
+    double *uw = (double *)(uj + 3 * K);         /* 3K x 3 corner weights */
+    memset(x->gkey, 0xff, 8 * cap);              /* -1: empty */
+    memset(x->gend, 0, 8 * cap);
 
-    memset(offsets, 0, 8 * (size_t)(J + 1));
+    /* group sizes, then their places in table order (any fixed order will do) */
     for (int64_t t = 0; t < T; ++t) {
         int64_t n_s = x->p.tri_first[t + 1] - x->p.tri_first[t], corners[3];
         double diff;
         cor_corners(x->mesh, t, corners);
         int64_t m = cor_union(&x->p, K, corners, &diff, uj, uw);
-        for (int64_t r = 0; r + 1 < m; ++r) offsets[uj[r] + 1] += n_s * (m - 1 - r);
+        for (int64_t r = 0; r + 1 < m; ++r)
+            for (int64_t q = r + 1; q < m; ++q) x->gend[cor_group(x, uj[r], uj[q], 1)] += n_s;
     }
-    for (int64_t j = 0; j < J; ++j) {
-        offsets[j + 1] += offsets[j];
-        cursor[j] = offsets[j];
+    int64_t at = 0;
+    for (size_t h = 0; h < cap; ++h) {
+        x->gstart[h] = at;
+        at += x->gend[h];
+        x->gend[h] = x->gstart[h];
     }
     for (int64_t t = 0; t < T; ++t) {
         int64_t corners[3];
@@ -350,44 +397,42 @@ static void cor_run(cor_ctx *x, const sk_centers_plan *plan, void *scratch, int 
         }
         double cr[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
                         e1[0] * e2[1] - e1[1] * e2[0]};
-        int d = x->p.tri_depth[t];
-        int64_t n = (int64_t)1 << d, first = x->p.tri_first[t];
+        int dep = x->p.tri_depth[t];
+        int64_t n = (int64_t)1 << dep;
         double area =
             0.5 * sqrt(cr[0] * cr[0] + cr[1] * cr[1] + cr[2] * cr[2]) / (double)(n * n);
         for (int64_t s = 0; s < n * n; ++s) {
-            double b[3] = {0.0, 0.0, 0.0};
-            double *smp = samples + 4 * (first + s);
-            if (d == 0) {
+            double b[3] = {0.0, 0.0, 0.0}, p[3];
+            if (dep == 0) {
                 /* the formula as written: the centroid and the mean of the corners */
-                for (int i = 0; i < 3; ++i) smp[i] = (pos[0][i] + pos[1][i] + pos[2][i]) / 3.0;
+                for (int i = 0; i < 3; ++i) p[i] = (pos[0][i] + pos[1][i] + pos[2][i]) / 3.0;
             } else {
                 double u, v;
                 cor_sub_centroid(n, s, &u, &v);
                 b[0] = 1.0 - u - v;
                 b[1] = u;
                 b[2] = v;
-                for (int i = 0; i < 3; ++i) smp[i] = pos[0][i] + u * e1[i] + v * e2[i];
+                for (int i = 0; i < 3; ++i) p[i] = pos[0][i] + u * e1[i] + v * e2[i];
             }
-            smp[3] = area;
             for (int64_t r = 0; r + 1 < m; ++r) {
                 const double *wr = uw + 3 * r;
-                double wjr = d == 0 ? (wr[0] + wr[1] + wr[2]) / 3.0
-                                    : b[0] * wr[0] + b[1] * wr[1] + b[2] * wr[2];
+                double wjr = dep == 0 ? (wr[0] + wr[1] + wr[2]) / 3.0
+                                      : b[0] * wr[0] + b[1] * wr[1] + b[2] * wr[2];
                 for (int64_t q = r + 1; q < m; ++q) {
                     const double *wq = uw + 3 * q;
-                    sk_centers_entry *e = entries + cursor[uj[r]]++;
-                    e->wj = wjr;
-                    e->wk = d == 0 ? (wq[0] + wq[1] + wq[2]) / 3.0
-                                   : b[0] * wq[0] + b[1] * wq[1] + b[2] * wq[2];
-                    e->sample = first + s;
-                    e->k = uj[q];
+                    double wkq = dep == 0 ? (wq[0] + wq[1] + wq[2]) / 3.0
+                                          : b[0] * wq[0] + b[1] * wq[1] + b[2] * wq[2];
+                    int64_t e = x->gend[cor_group(x, uj[r], uj[q], 0)]++;
+                    x->wj[e] = wjr;
+                    x->wk[e] = wkq;
+                    x->wa[e] = wjr * wkq * area;
+                    x->px[e] = p[0];
+                    x->py[e] = p[1];
+                    x->pz[e] = p[2];
                 }
             }
         }
     }
-    x->samples = samples;
-    x->offsets = offsets;
-    x->entries = entries;
     sk_parallel_for(n_threads, x->mesh->n_vertices, 64, cor_vertex_range, x);
 }
 

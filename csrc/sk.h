@@ -439,7 +439,8 @@ typedef struct sk_centers_plan {
     int64_t n_joints;    /* 1 + the largest joint with a non-zero weight (1 when none) */
     int64_t n_triangles; /* after splitting quads */
     int64_t n_samples;   /* after subdivision */
-    int64_t n_entries;   /* (sample, joint pair) entries of the buckets */
+    int64_t n_entries;   /* (sample, joint pair) entries */
+    int table_bits;      /* log2 of the joint-pair table's size */
     size_t scratch_size; /* bytes sk_centers_* needs */
 } sk_centers_plan;
 
