@@ -175,6 +175,10 @@ typedef struct cor_ctx {
     int64_t *gkey, *gstart, *gend;
     int gbits;
     double *wj, *wk, *wa, *px, *py, *pz;
+    /* A center depends on nothing but the vertex's weight row, so vertices with the very same
+     * row (same joints, same weight bits: rings of a procedural mesh, quantized weights) share
+     * one computation: rep[v] is the first vertex with v's row. */
+    int64_t *rep;
     sk_stream out;
     int f32;
 } cor_ctx;
@@ -274,18 +278,74 @@ static void cor_vertex(const cor_ctx *x, int64_t v, double c[3])
     }
 }
 
+static void cor_store(const cor_ctx *x, int64_t v, const double c[3])
+{
+    char *o = (char *)x->out.data + v * x->out.row;
+    for (int i = 0; i < 3; ++i) {
+        if (x->f32)
+            *(float *)(o + i * x->out.elem) = (float)c[i];
+        else
+            *(double *)(o + i * x->out.elem) = c[i];
+    }
+}
+
+/* Pass 1: the first vertex of each distinct weight row. */
 static void cor_vertex_range(void *vctx, int64_t begin, int64_t end)
 {
     const cor_ctx *x = (const cor_ctx *)vctx;
     for (int64_t v = begin; v < end; ++v) {
+        if (x->rep[v] != v) continue;
         double c[3];
         cor_vertex(x, v, c);
-        char *o = (char *)x->out.data + v * x->out.row;
-        for (int i = 0; i < 3; ++i) {
-            if (x->f32)
-                *(float *)(o + i * x->out.elem) = (float)c[i];
-            else
-                *(double *)(o + i * x->out.elem) = c[i];
+        cor_store(x, v, c);
+    }
+}
+
+/* Pass 2: the others copy their row's center (the same bits it would compute). */
+static void cor_copy_range(void *vctx, int64_t begin, int64_t end)
+{
+    const cor_ctx *x = (const cor_ctx *)vctx;
+    for (int64_t v = begin; v < end; ++v) {
+        int64_t r = x->rep[v];
+        if (r == v) continue;
+        const char *o = (const char *)x->out.data + r * x->out.row;
+        double c[3];
+        for (int i = 0; i < 3; ++i)
+            c[i] = x->f32 ? (double)*(const float *)(o + i * x->out.elem)
+                          : *(const double *)(o + i * x->out.elem);
+        cor_store(x, v, c);
+    }
+}
+
+/* rep[v] for every vertex, with a table of `cap` (a power of two > V) vertex ids. */
+static void cor_dedupe_rows(cor_ctx *x, int64_t *table, int64_t cap)
+{
+    const int64_t V = x->mesh->n_vertices, K = x->K;
+    for (int64_t i = 0; i < cap; ++i) table[i] = -1;
+    for (int64_t v = 0; v < V; ++v) {
+        const int64_t n = x->p.vn[v];
+        const int64_t *j = x->p.vj + v * K;
+        const double *w = x->p.vw + v * K;
+        uint64_t h = (uint64_t)n * UINT64_C(0x9E3779B97F4A7C15);
+        for (int64_t r = 0; r < n; ++r) {
+            uint64_t b;
+            memcpy(&b, w + r, 8);
+            h = (h ^ (uint64_t)j[r]) * UINT64_C(0x100000001B3);
+            h = (h ^ b) * UINT64_C(0x100000001B3);
+            h ^= h >> 29;
+        }
+        for (h &= (uint64_t)(cap - 1);; h = (h + 1) & (uint64_t)(cap - 1)) {
+            int64_t u = table[h];
+            if (u < 0) {
+                table[h] = v;
+                x->rep[v] = v;
+                break;
+            }
+            if (x->p.vn[u] == n && memcmp(x->p.vj + u * K, j, 8 * (size_t)n) == 0 &&
+                memcmp(x->p.vw + u * K, w, 8 * (size_t)n) == 0) {
+                x->rep[v] = u;
+                break;
+            }
         }
     }
 }
@@ -343,9 +403,14 @@ static sk_result cor_plan(cor_ctx *x, sk_centers_plan *plan, int n_threads, int6
     plan->n_entries = E;
     plan->table_bits = bits;
     /* entries (6 doubles), the table (3 int64 per slot), one triangle's union (3K x 4) */
-    double bytes = 48.0 * (double)E + 24.0 * ldexp(1.0, bits) + 32.0 * 3.0 * (double)x->K;
+    /* + rep (V) and the row table (a power of two > V) */
+    int64_t rows = 1;
+    while (rows <= V) rows *= 2;
+    double bytes = 48.0 * (double)E + 24.0 * ldexp(1.0, bits) + 32.0 * 3.0 * (double)x->K +
+                   8.0 * (double)(V + rows);
     if (bytes > (double)(SIZE_MAX / 4)) return SK_ERR_TOO_LARGE;
-    plan->scratch_size = 48 * (size_t)E + 24 * ((size_t)1 << bits) + 32 * 3 * (size_t)x->K;
+    plan->scratch_size = 48 * (size_t)E + 24 * ((size_t)1 << bits) + 32 * 3 * (size_t)x->K +
+                         8 * (size_t)(V + rows);
     return SK_OK;
 }
 
@@ -367,6 +432,11 @@ static void cor_run(cor_ctx *x, const sk_centers_plan *plan, void *scratch, int 
     x->gbits = plan->table_bits;
     int64_t *uj = x->gend + cap;                 /* 3K joints */
     double *uw = (double *)(uj + 3 * K);         /* 3K x 3 corner weights */
+    const int64_t V = x->mesh->n_vertices;
+    int64_t rows = 1;
+    while (rows <= V) rows *= 2;
+    x->rep = (int64_t *)(uw + 9 * K);            /* V */
+    cor_dedupe_rows(x, x->rep + V, rows);
     memset(x->gkey, 0xff, 8 * cap);              /* -1: empty */
     memset(x->gend, 0, 8 * cap);
 
@@ -433,7 +503,8 @@ static void cor_run(cor_ctx *x, const sk_centers_plan *plan, void *scratch, int 
             }
         }
     }
-    sk_parallel_for(n_threads, x->mesh->n_vertices, 64, cor_vertex_range, x);
+    sk_parallel_for(n_threads, V, 64, cor_vertex_range, x);
+    sk_parallel_for(n_threads, V, 1024, cor_copy_range, x);
 }
 
 static sk_result cor_check(const sk_centers_mesh *mesh)

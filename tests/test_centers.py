@@ -156,6 +156,18 @@ def test_one_influence_gives_nan_and_others_do_not():
     assert np.isfinite(c[two]).all()
 
 
+def test_shared_weight_rows_match_the_reference():
+    # half the vertices repeat another's weight row (computed once, copied): still the formula
+    rng = np.random.default_rng(14)
+    P, F, idx, w = random_mesh(rng, V=40, K=3)
+    src = rng.integers(0, 20, 20)
+    idx[20:], w[20:] = idx[src], w[src]
+    for dtype in (np.float64, np.float32):
+        c = sk.centers_of_rotation(P.astype(dtype), F, idx, w.astype(dtype))
+        close(c, ref.centers_of_rotation(P, F, idx, w), 1e-10 if dtype == np.float64 else 1e-5)
+        assert np.array_equal(c[20:], c[src], equal_nan=True)
+
+
 def test_identical_weights_give_the_same_center():
     rng = np.random.default_rng(9)
     P, F, idx, w = random_mesh(rng, K=3)
