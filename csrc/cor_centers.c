@@ -15,7 +15,8 @@
  *   prepare  vertex weights as sorted sparse rows (threads over vertices); per triangle its
  *            subdivision depth and sample count (threads over triangles); totals.
  *   centers  the groups filled in triangle order (one thread: cheap next to the last step);
- *            each vertex's center (threads over vertices).
+ *            vertices with the same weight row found (one thread); each distinct row's center
+ *            (threads over vertices), then copied to the other vertices of that row.
  * Everything is computed in double whatever the storage type.
  */
 #include <math.h>
@@ -181,7 +182,15 @@ typedef struct cor_ctx {
     int64_t *rep;
     sk_stream out;
     int f32;
+    int avx2; /* the group loop of cor_centers_avx2.c */
 } cor_ctx;
+
+#ifdef SK_BUILD_AVX2
+void sk_centers_group_sums_avx2(const double *wj, const double *wk, const double *wa,
+                                const double *px, const double *py, const double *pz,
+                                int64_t e0, int64_t e1, double wr, double ws, double inv_s2,
+                                double sum[4]);
+#endif
 
 #define COR_NO_GROUP (-1)
 
@@ -224,8 +233,15 @@ static void cor_triangle_range(void *vctx, int64_t begin, int64_t end)
 static void cor_group_sums(const cor_ctx *x, int64_t g, double wr, double ws, double inv_s2,
                            double sum[4])
 {
-    double l[4][4] = {{0.0}};
     const int64_t e0 = x->gstart[g], e1 = x->gend[g];
+#ifdef SK_BUILD_AVX2
+    if (x->avx2) {
+        sk_centers_group_sums_avx2(x->wj, x->wk, x->wa, x->px, x->py, x->pz, e0, e1, wr, ws,
+                                   inv_s2, sum);
+        return;
+    }
+#endif
+    double l[4][4] = {{0.0}};
     int64_t e = e0;
     for (; e + 4 <= e1; e += 4)
         for (int q = 0; q < 4; ++q) {
@@ -523,6 +539,10 @@ static void cor_init(cor_ctx *x, const sk_centers_mesh *mesh, const void *prep, 
     x->K = mesh->influences.k;
     x->p = cor_prep_view((void *)prep, mesh->n_vertices, x->K, cor_n_triangles(mesh));
     x->f32 = f32;
+#ifdef SK_BUILD_AVX2
+    /* read once per call: every vertex of a call takes the same path */
+    x->avx2 = sk_simd_current() != SK_SIMD_SCALAR;
+#endif
 }
 
 /* The float / double parts: reading the weights (sk_load_slots of the kernels). */

@@ -417,7 +417,9 @@ sk_result sk_bind_envelope_f64(int32_t *indices, double *weights,
  * abs difference over joints), at most SK_CENTERS_MAX_DEPTH times, every piece sampled at its
  * centroid with the interpolated weights.  A vertex whose sum is 0 (one influence, or no
  * triangle sharing two of its joints) gets NaN: no center.  Only samples that share a joint pair
- * with the vertex are visited; the result does not depend on n_threads.  Computed in double.
+ * with the vertex are visited, and vertices with identical weight rows are computed once; the
+ * result does not depend on n_threads.  Computed in double; on the AVX2 / AVX-512 paths the
+ * inner loop has its own exp() (within 1 ulp), so paths differ by rounding only.
  * ---------------------------------------------------------------------------------------- */
 
 #define SK_CENTERS_MAX_DEPTH 6                      /* subdivision levels (4^6 pieces) at most */

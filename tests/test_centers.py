@@ -219,6 +219,24 @@ def test_threads_bit_identical(subdivide):
         assert np.array_equal(one.view(np.uint64), many.view(np.uint64))
 
 
+@pytest.mark.parametrize("path", sk._core.simd_paths())
+def test_every_simd_path_matches_the_reference(path):
+    # the group loop has an AVX2 version (its own exp()); the scalar path uses libm's
+    rng = np.random.default_rng(15)
+    P, F, idx, w = random_mesh(rng, V=60, T=120, K=4, J=5)
+    r = ref.centers_of_rotation(P, F, idx, w, sigma=0.07)
+    before = sk._core.set_simd_path(path)
+    try:
+        c = sk.centers_of_rotation(P, F, idx, w, sigma=0.07)
+        c2 = sk.centers_of_rotation(P, F, idx, w, sigma=0.07, threads=3)
+        tiny = sk.centers_of_rotation(P, F, idx, w, sigma=0.004)  # exp() far into underflow
+    finally:
+        sk._core.set_simd_path(before)
+    close(c, r, 1e-10)
+    assert np.array_equal(c, c2, equal_nan=True)
+    close(tiny, ref.centers_of_rotation(P, F, idx, w, sigma=0.004), 1e-10)
+
+
 def test_pruning_equals_the_unpruned_reference():
     # many joints, each vertex with two neighbouring ones along a strip: pruning skips almost
     # every triangle for every vertex; the reference sums over all of them
