@@ -272,6 +272,26 @@ def test_cylinder_centers_lie_on_the_axis():
     assert np.all((c[ok, 1] >= 0) & (c[ok, 1] <= 200))
 
 
+def test_real_character_matches_the_reference():
+    # CesiumMan (glTF sample model, tests/data/gltf): 3273 vertices, 19 joints, K = 4, float32
+    import os
+
+    from skinkit.io import gltf
+
+    path = os.path.join(os.path.dirname(__file__), "data", "gltf", "CesiumMan.glb")
+    mesh = gltf.load(path)[0][0]
+    c = mesh.compute_centers()
+    r = ref.centers_of_rotation(mesh.positions, mesh.faces, mesh.indices, mesh.weights)
+    close(c, r, 1e-5)
+    ok = ~np.isnan(c[:, 0])
+    assert 0.5 < ok.mean() < 1.0  # single-influence vertices have none
+    lo, hi = mesh.positions.min(0), mesh.positions.max(0)
+    assert np.all((c[ok] >= lo) & (c[ok] <= hi))  # averages of the surface's centroids
+    c64 = sk.centers_of_rotation(mesh.positions.astype(np.float64), mesh.faces, mesh.indices,
+                                 mesh.weights.astype(np.float64))
+    close(c64, r, 1e-10)
+
+
 def test_degenerate_and_empty():
     P = np.zeros((0, 3))
     c = sk.centers_of_rotation(P, np.zeros((0, 3), np.int32), np.zeros((0, 2), np.int32),

@@ -433,7 +433,7 @@ def cor_similarity(wp, wv, sigma):
     s = np.zeros(wv.shape[:-1])
     for j in range(wp.shape[0]):
         for k in range(wp.shape[0]):
-            if j != k:
+            if j != k and wp[j] * wp[k] != 0:  # (a zero product adds exactly 0: skipped)
                 d = wp[j] * wv[..., k] - wp[k] * wv[..., j]
                 s = s + wp[j] * wp[k] * wv[..., j] * wv[..., k] * np.exp(-d * d / sigma ** 2)
     return s
