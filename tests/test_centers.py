@@ -432,3 +432,40 @@ def test_deform_cor_passes_the_centers_and_computes_them_once(monkeypatch):
     with pytest.raises(ValueError, match="centers"):
         bare.deform(mesh.palette(), method="cor")
     assert bare.centers is None
+
+
+def test_many_calls_keep_memory_flat():
+    # the binding's PyMem_RawMalloc blocks (prep, scratch) and references on every path
+    import sys
+    import tracemalloc
+
+    rng = np.random.default_rng(16)
+    P, F, idx, w = random_mesh(rng, V=40, K=3)
+    bad_w = w.copy()
+    bad_w[0, 0] = -1.0
+    bad_f = F.copy()
+    bad_f[3, 1] = 999
+    arrays = [P, F, idx, w, bad_w, bad_f]
+
+    def calls():
+        sk.centers_of_rotation(P, F, idx, w, subdivide=True)
+        for f, ww, exc in ((F, bad_w, ValueError), (bad_f, w, IndexError)):
+            with pytest.raises(exc):
+                sk.centers_of_rotation(P, f, idx, ww)
+
+    for _ in range(300):
+        calls()
+    refs = [sys.getrefcount(a) for a in arrays]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        for _ in range(1000):
+            calls()
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    assert [sys.getrefcount(a) for a in arrays] == refs
+    mine = [tracemalloc.Filter(True, "*skinkit*")]
+    growth = sum(s.size_diff for s in after.filter_traces(mine).compare_to(
+        before.filter_traces(mine), "filename"))
+    assert growth < 16 * 1024, growth
