@@ -373,3 +373,30 @@ def test_no_frames_give_empty_results_and_files(tmp_path, cesium):
     assert sk.bake(mesh, none, out=tmp_path / "e.pc2").shape == (0, 3273, 3)
     pc2 = read_pc2(tmp_path / "e.pc2")
     assert (pc2["F"], pc2["V"], pc2["bytes"]) == (0, 3273, 32)
+
+
+def test_streaming_holds_a_few_chunks_not_the_clip(tmp_path, monkeypatch, cesium):
+    """Two threads skin faster than a slow disk writes: they must wait, not pile up chunks."""
+    import time
+    import tracemalloc
+
+    mesh, clip = cesium
+    commit = bake_module._FileSink.commit
+
+    def slow_disk(self, *args):
+        time.sleep(0.02)  # a chunk of 4 frames takes about 8 ms to skin
+        return commit(self, *args)
+
+    monkeypatch.setattr(bake_module._FileSink, "commit", slow_disk)
+    F = len(clip.frame_times(120))
+    total = F * mesh.n_vertices * 3 * 4  # the file's data: 236 frames, 9.3 MB of float32
+    chunk_bytes = 4 * mesh.n_vertices * 3 * 4
+    tracemalloc.start()
+    try:
+        sk.bake(mesh, clip, fps=120, threads=2, out=tmp_path / "walk.pc2", chunk=4)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert read_pc2(tmp_path / "walk.pc2")["F"] == F == 236
+    # at most two chunks per thread in flight (about 0.8 MB measured; 4.3 MB when unbounded)
+    assert peak < 10 * chunk_bytes < total / 4, (peak, chunk_bytes, total)

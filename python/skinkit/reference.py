@@ -11,7 +11,7 @@ import numpy as np
 from . import transforms as tf
 
 __all__ = ["forward_kinematics", "inverse_bind", "skinning_palette", "rigid", "lbs", "dqs",
-           "cofactor", "dual_quaternion", "has_scale", "unorm_weights"]
+           "cor", "blend", "cofactor", "dual_quaternion", "has_scale", "unorm_weights"]
 
 
 def forward_kinematics(parents, local, root=None):
@@ -170,6 +170,48 @@ def dual_quaternion(r3, t):
     return np.concatenate([q, d], -1)
 
 
+def _split_inputs(positions, indices, weights, palette, pivots, normals, tangents, method):
+    """The inputs of DQS and CoR in float64, per frame: ``K (F, J, 4, 4)``, batched, indices,
+    float weights, pivots ``(J, 3)`` (zeros when None, allowed only for a rigid palette), and
+    positions / normals / tangents broadcast to ``(F, V, n)``."""
+    K, batched = _per_frame(palette, positions)
+    if has_scale(K) and pivots is None:
+        raise ValueError(f"pivots: the palette has scale or shear, {method} needs the joints' "
+                         "bind positions")
+    idx = np.asarray(indices).astype(np.int64)
+    J = K.shape[1]
+    c = np.zeros((J, 3)) if pivots is None else np.asarray(pivots, np.float64)
+    P = np.broadcast_to(np.asarray(positions, np.float64), (K.shape[0], idx.shape[0], 3))
+    N = None if normals is None else np.broadcast_to(np.asarray(normals, np.float64), P.shape)
+    T = None if tangents is None else np.broadcast_to(np.asarray(tangents, np.float64),
+                                                      P.shape[:-1] + (4,))
+    return K, batched, idx, unorm_weights(weights), c, P, N, T
+
+
+def _pivot(wv, jv, dq):
+    """The non-zero slots of one vertex and the real part of its pivot influence (largest
+    weight, ties to the smallest joint index), whose hemisphere every rotation is brought to."""
+    nz = [k for k in range(len(wv)) if wv[k] != 0]
+    pivot = min(nz, key=lambda k: (-wv[k], jv[k]))
+    return nz, dq[jv[pivot], :4]
+
+
+def _split_scale(K, c):
+    """Per joint of one frame's palette ``K (J, 4, 4)`` and pivots ``c (J, 3)``: ``K = Rigid ∘
+    Scale`` (DESIGN.md section 2) as ``R (J, 3, 3)``, ``S (J, 3, 3)``, the scale affine
+    ``[S | c - S c] (J, 3, 4)``, the rigid translation ``t + R S c - R c (J, 3)`` and the unit
+    dual quaternion of the rigid part ``(J, 8)``."""
+    A, t = K[:, :3, :3], K[:, :3, 3]
+    R, S = tf.polar(A)
+    # A joint without scale (within 1e-5) is plain DQS: its 3x3 is the rotation, S = I.
+    rigid_j = np.array([not has_scale(a) for a in A])
+    R = np.where(rigid_j[:, None, None], A, R)
+    S = np.where(rigid_j[:, None, None], np.eye(3), S)
+    scale_aff = np.concatenate([S, (c - (S @ c[..., None])[..., 0])[..., None]], -1)
+    t_rigid = t + (R @ (S @ c[..., None]))[..., 0] - (R @ c[..., None])[..., 0]
+    return R, S, scale_aff, t_rigid, dual_quaternion(R, t_rigid)
+
+
 def dqs(positions, indices, weights, palette, pivots=None, normals=None, tangents=None):
     """Dual quaternion skinning with the two-phase scale split of DESIGN.md section 2.
 
@@ -179,38 +221,19 @@ def dqs(positions, indices, weights, palette, pivots=None, normals=None, tangent
     each flipped into the hemisphere of the pivot influence (largest weight, ties to the smallest
     joint index), divided by the real part's norm.
     """
-    K, batched = _per_frame(palette, positions)
-    if has_scale(K) and pivots is None:
-        raise ValueError("pivots: the palette has scale or shear, DQS needs the joints' bind positions")
-    idx = np.asarray(indices).astype(np.int64)
-    w = unorm_weights(weights)
+    K, batched, idx, w, c, P, N, T = _split_inputs(positions, indices, weights, palette, pivots,
+                                                   normals, tangents, "DQS")
     V, Kn = idx.shape
-    J = K.shape[1]
-    c = np.zeros((J, 3)) if pivots is None else np.asarray(pivots, np.float64)
-    P = np.broadcast_to(np.asarray(positions, np.float64), (K.shape[0], V, 3))
-    N = None if normals is None else np.broadcast_to(np.asarray(normals, np.float64), P.shape)
-    T = None if tangents is None else np.broadcast_to(np.asarray(tangents, np.float64),
-                                                      (K.shape[0], V, 4))
     out_p, out_n = P.copy(), None if N is None else N.copy()
     out_t = None if T is None else T.copy()
     for f in range(K.shape[0]):
-        A, t = K[f, :, :3, :3], K[f, :, :3, 3]
-        R, S = tf.polar(A)
-        # A joint without scale (within 1e-5) is plain DQS: its 3x3 is the rotation, S = I.
-        rigid_j = np.array([not has_scale(a) for a in A])
-        R = np.where(rigid_j[:, None, None], A, R)
-        S = np.where(rigid_j[:, None, None], np.eye(3), S)
-        scale_aff = np.concatenate([S, (c - (S @ c[..., None])[..., 0])[..., None]], -1)
-        t_rigid = t + (R @ (S @ c[..., None]))[..., 0] - (R @ c[..., None])[..., 0]
-        dq = dual_quaternion(R, t_rigid)  # (J, 8)
+        _, _, scale_aff, _, dq = _split_scale(K[f], c)
         for v in range(V):
             wv, jv = w[v], idx[v]
             total = wv.sum()
             if total <= 1e-6:
                 continue
-            nz = [k for k in range(Kn) if wv[k] != 0]
-            pivot = min(nz, key=lambda k: (-wv[k], jv[k]))
-            q0 = dq[jv[pivot], :4]
+            nz, q0 = _pivot(wv, jv, dq)
             blend = np.zeros(8)
             sb = np.zeros((3, 4))
             for k in nz:
@@ -230,6 +253,80 @@ def dqs(positions, indices, weights, palette, pivots=None, normals=None, tangent
     outs = [out_p] + [o for o in (out_n, out_t) if o is not None]
     if not batched:
         outs = [o[0] for o in outs]
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def cor(positions, indices, weights, palette, centers, pivots=None, normals=None, tangents=None,
+        normal_rule="joint"):
+    """Skinning with optimized centers of rotation (Le & Hodgins 2016), one vertex at a time.
+
+    Per joint ``K = Rigid ∘ Scale`` as in :func:`dqs`.  Per vertex with center ``c``: the scale
+    parts blend with ``w / Σw`` into ``Sb`` and move both the vertex and its center
+    (``v1 = Sb v``, ``c1 = Sb c``); the rigid parts' quaternions, each flipped into the pivot
+    influence's hemisphere, blend into ``q``, ``R`` its rotation; the result is
+    ``R (v1 - c1) + Σ w_i Rigid_i(c1)`` (for a rigid palette: ``R (v - c) + LBS(c)``).  Normals
+    ``normalize(R cof(Sb) n)``, tangents ``normalize(R Sb t)``.  A NaN center gives this vertex's
+    :func:`lbs` result; weights summing to <= 1e-6 leave the vertex as it is.
+    """
+    K, batched, idx, w, c, P, N, T = _split_inputs(positions, indices, weights, palette, pivots,
+                                                   normals, tangents, "CoR")
+    V, Kn = idx.shape
+    C = np.asarray(centers, np.float64)
+    plain = lbs(P, idx, w, K, normals=N, tangents=T, normal_rule=normal_rule)
+    plain = plain if isinstance(plain, tuple) else (plain,)
+    out_p = plain[0].copy()
+    out_n = None if N is None else plain[1].copy()
+    out_t = None if T is None else plain[-1].copy()
+    for f in range(K.shape[0]):
+        R, _, scale_aff, t_rigid, dq = _split_scale(K[f], c)
+        for v in range(V):
+            wv, jv = w[v], idx[v]
+            total = wv.sum()
+            if total <= 1e-6 or np.isnan(C[v]).any():
+                continue  # copied, or the LBS result already there
+            nz, q0 = _pivot(wv, jv, dq)
+            q = np.zeros(4)
+            sb = np.zeros((3, 4))
+            for k in nz:
+                sign = -1.0 if np.dot(dq[jv[k], :4], q0) < 0 else 1.0
+                q += wv[k] * sign * dq[jv[k], :4]
+                sb += (wv[k] / total) * scale_aff[jv[k]]
+            Rb = tf.quat_to_matrix(q)[:3, :3]
+            v1 = sb[:, :3] @ P[f, v] + sb[:, 3]
+            c1 = sb[:, :3] @ C[v] + sb[:, 3]
+            lbs_c = sum(wv[k] * (R[jv[k]] @ c1 + t_rigid[jv[k]]) for k in nz)
+            out_p[f, v] = Rb @ (v1 - c1) + lbs_c
+            if N is not None:
+                out_n[f, v] = _normalize(Rb @ cofactor(sb[:, :3]) @ N[f, v])
+            if T is not None:
+                out_t[f, v, :3] = _normalize(Rb @ sb[:, :3] @ T[f, v, :3])
+    outs = [out_p] + [o for o in (out_n, out_t) if o is not None]
+    if not batched:
+        outs = [o[0] for o in outs]
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def blend(positions, indices, weights, palette, blend, pivots=None, normals=None, tangents=None,
+          normal_rule="joint"):
+    """Maya's weight-blended skinning: ``(1 - b) LBS(v) + b DQS(v)`` per vertex, ``b`` a scalar
+    or ``(V,)`` in [0, 1]; normals (and tangents, handedness kept) ``normalize((1 - b) n_lbs +
+    b n_dqs)``."""
+    P = np.asarray(positions, np.float64)
+    N = None if normals is None else np.asarray(normals, np.float64)
+    T = None if tangents is None else np.asarray(tangents, np.float64)
+    a = lbs(P, indices, weights, palette, normals=N, tangents=T, normal_rule=normal_rule)
+    d = dqs(P, indices, weights, palette, pivots=pivots, normals=N, tangents=T)
+    a, d = (a if isinstance(a, tuple) else (a,)), (d if isinstance(d, tuple) else (d,))
+    b = np.broadcast_to(np.asarray(blend, np.float64), (P.shape[-2],))[:, None]
+    skinned = (unorm_weights(weights).sum(1) > 1e-6)[:, None]  # others are copied as they are
+    outs = [np.where(skinned, (1 - b) * a[0] + b * d[0], a[0])]
+    if N is not None:
+        outs.append(np.where(skinned, _normalize((1 - b) * a[1] + b * d[1]), a[1]))
+    if T is not None:
+        t = a[-1].copy()
+        t[..., :3] = np.where(skinned, _normalize((1 - b) * a[-1][..., :3] + b * d[-1][..., :3]),
+                              a[-1][..., :3])
+        outs.append(t)
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
