@@ -409,7 +409,7 @@ static PyArrayObject *get_vertex_array(PyObject *o, const char *name, int t, npy
 }
 
 typedef struct {
-    int method; /* 0 rigid, 1 lbs, 2 dqs */
+    int method; /* 0 rigid, 1 lbs, 2 dqs, 3 cor, 4 blend */
     int f32;
     const void *job;
 } skin_task;
@@ -421,12 +421,16 @@ static void skin_range(void *ctx, int64_t begin, int64_t end)
         const sk_skin_job_f32 *j = t->job;
         if (t->method == 0) sk_rigid_f32(j, begin, end);
         else if (t->method == 1) sk_lbs_f32(j, begin, end);
-        else sk_dqs_f32(j, begin, end);
+        else if (t->method == 2) sk_dqs_f32(j, begin, end);
+        else if (t->method == 3) sk_cor_f32(j, begin, end);
+        else sk_blend_f32(j, begin, end);
     } else {
         const sk_skin_job_f64 *j = t->job;
         if (t->method == 0) sk_rigid_f64(j, begin, end);
         else if (t->method == 1) sk_lbs_f64(j, begin, end);
-        else sk_dqs_f64(j, begin, end);
+        else if (t->method == 2) sk_dqs_f64(j, begin, end);
+        else if (t->method == 3) sk_cor_f64(j, begin, end);
+        else sk_blend_f64(j, begin, end);
     }
 }
 
@@ -436,24 +440,28 @@ static void skin_range(void *ctx, int64_t begin, int64_t end)
 
 /*
  * skin(method, positions, normals, tangents, out, out_normals, out_tangents, indices, weights,
- *      palette, pivots, n_joints, normal_rule, threads, validated)
+ *      palette, pivots, n_joints, normal_rule, threads, validated[, centers, blend])
  *
  * positions (V,3) or (F,V,3) float32/float64 (any strides); normals / tangents likewise (…,3) /
  * (…,4) or None; out* the matching outputs ((V,n) when unbatched, (F,V,n) when batched; given
  * exactly when their input is); indices (V,K) of u8/u16/u32/i32/i64 (rigid: (V,) or (V,1));
  * weights (V,K) of the positions' dtype or u8/u16 (None for rigid); palette (Fk,J,3,4)
  * C-contiguous of the positions' dtype, Fk in {1, F}; pivots None or (J,3) of that dtype.
+ * cor (3): centers (V,3) of the positions' dtype, any strides, rows all finite or all NaN.
+ * blend (4): blend (V,) of the positions' dtype in [0, 1], or a 0-d array (one value).
  */
 static PyObject *py_skin(PyObject *self, PyObject *args)
 {
     int method, normal_rule, threads, validated;
     Py_ssize_t n_joints_arg;
-    PyObject *po, *no, *to, *oo, *ono, *oto, *io, *wo, *ko, *pvo;
-    if (!PyArg_ParseTuple(args, "iOOOOOOOOOOniip", &method, &po, &no, &to, &oo, &ono, &oto, &io,
-                          &wo, &ko, &pvo, &n_joints_arg, &normal_rule, &threads, &validated))
+    PyObject *po, *no, *to, *oo, *ono, *oto, *io, *wo, *ko, *pvo, *co = Py_None, *bo = Py_None;
+    if (!PyArg_ParseTuple(args, "iOOOOOOOOOOniip|OO", &method, &po, &no, &to, &oo, &ono, &oto,
+                          &io, &wo, &ko, &pvo, &n_joints_arg, &normal_rule, &threads, &validated,
+                          &co, &bo))
         return NULL;
-    if (method < 0 || method > 2) {
-        PyErr_SetString(PyExc_ValueError, "method must be 0 (rigid), 1 (lbs) or 2 (dqs)");
+    if (method < 0 || method > 4) {
+        PyErr_SetString(PyExc_ValueError, "method must be 0 (rigid), 1 (lbs), 2 (dqs), 3 (cor) "
+                        "or 4 (blend)");
         return NULL;
     }
     /* ---- output shape decides the batch ---- */
@@ -514,9 +522,28 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
         if (!(wts = get_influences(io, wo, V, t, &infl))) return NULL;
         itype = infl.index_type;
     }
+    PyArrayObject *ctr = NULL, *bln = NULL;
+    if (method == 3) {
+        npy_intp cs[2] = {V, 3};
+        if (co == Py_None) {
+            PyErr_SetString(PyExc_ValueError, "centers are required for method 'cor' "
+                            "(skinkit.centers_of_rotation)");
+            return NULL;
+        }
+        if (!(ctr = get_array(co, "centers", t, 2, cs))) return NULL;
+    }
+    if (method == 4) {
+        if (bo == Py_None) {
+            PyErr_SetString(PyExc_ValueError, "blend is required for method 'blend'");
+            return NULL;
+        }
+        npy_intp bs[1] = {V};
+        int bnd = PyArray_Check(bo) && PyArray_NDIM((PyArrayObject *)bo) == 0 ? 0 : 1;
+        if (!(bln = get_array(bo, "blend", t, bnd, bs))) return NULL;
+    }
     /* ---- outputs ---- */
     PyArrayObject *ins[] = {pos, nrm ? nrm : pos, tan ? tan : pos, idx, wts ? wts : pos, pal,
-                            piv ? piv : pos, NULL};
+                            piv ? piv : pos, ctr ? ctr : pos, bln ? bln : pos, NULL};
     PyArrayObject *allowed = (!batched && PyArray_NDIM(pos) == 2) ? pos : NULL;
     npy_intp os3[3] = {F, V, 3}, os4[3] = {F, V, 4};
     int ond = batched ? 3 : 2;
@@ -545,7 +572,13 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
 
     /* ---- validate, prepare every frame, then write ---- */
     sk_stream ridx = method == 0 ? stream_of(idx, 0) : (sk_stream){NULL, 0, 0};
-    size_t psize = method == 2 ? SK_DQS_PREPARED_SIZE : SK_LBS_PREPARED_SIZE;
+    size_t psize = method >= 3 ? SK_COR_PREPARED_SIZE
+                   : method == 2 ? SK_DQS_PREPARED_SIZE : SK_LBS_PREPARED_SIZE;
+    sk_stream cstream = stream_of(ctr, 0), bstream = {NULL, 0, 0};
+    if (bln) {
+        bstream.data = PyArray_BYTES(bln);
+        bstream.row = PyArray_NDIM(bln) == 0 ? 0 : PyArray_STRIDE(bln, 0);
+    }
     size_t esize = t == NPY_FLOAT32 ? sizeof(float) : sizeof(double);
     /* 64-byte aligned: the SIMD kernels load each joint as whole cache lines */
     void *prep_block = PyMem_RawMalloc(esize * psize * (size_t)J * (size_t)Fk + 64);
@@ -566,11 +599,24 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
                                  : sk_validate_influences_f64(&infl, V, J, &bad);
         if (r == SK_ERR_NOT_FINITE || r == SK_ERR_NEGATIVE_WEIGHT) bad_name = "weights";
     }
+    if (r == SK_OK && ctr && V > 0) {
+        bad_name = "centers";
+        r = t == NPY_FLOAT32 ? sk_validate_centers_f32(&cstream, V, &bad)
+                             : sk_validate_centers_f64(&cstream, V, &bad);
+    }
+    if (r == SK_OK && bln && V > 0) {
+        bad_name = "blend";
+        r = t == NPY_FLOAT32 ? sk_validate_blend_f32(&bstream, V, &bad)
+                             : sk_validate_blend_f64(&bstream, V, &bad);
+    }
     for (npy_intp f = 0; r == SK_OK && f < Fk; ++f) {
         bad_name = "palette";
         const char *kf = pal_data + (size_t)f * J * 12 * esize;
         char *pf = (char *)prep + (size_t)f * J * psize * esize;
-        if (method == 2)
+        if (method >= 3)
+            r = t == NPY_FLOAT32 ? sk_cor_prepare_f32((float *)pf, (const float *)kf, piv_data, J, &bad)
+                                 : sk_cor_prepare_f64((double *)pf, (const double *)kf, piv_data, J, &bad);
+        else if (method == 2)
             r = t == NPY_FLOAT32 ? sk_dqs_prepare_f32((float *)pf, (const float *)kf, piv_data, J, &bad)
                                  : sk_dqs_prepare_f64((double *)pf, (const double *)kf, piv_data, J, &bad);
         else
@@ -596,7 +642,9 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
         J_.rigid_indices = ridx;                                                                 \
         J_.rigid_index_type = itype;                                                             \
         J_.n_joints = J;                                                                         \
-        J_.normal_rule = normal_rule ? SK_NORMALS_BLEND : SK_NORMALS_JOINT;
+        J_.normal_rule = normal_rule ? SK_NORMALS_BLEND : SK_NORMALS_JOINT;                      \
+        J_.centers = cstream;                                                                    \
+        J_.blend = bstream;
         if (task.f32) {
             FILL_JOB(j32)
             j32.prepared = (const float *)pf;
@@ -611,6 +659,16 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
     }
     Py_END_ALLOW_THREADS
     PyMem_RawFree(prep_block);
+    if (r != SK_OK && strcmp(bad_name, "centers") == 0) {
+        PyErr_Format(PyExc_ValueError, "centers: row %lld holds inf or mixes NaN and numbers (a "
+                     "row is all finite, or all NaN for a vertex without a center)", (long long)bad);
+        return NULL;
+    }
+    if (r != SK_OK && strcmp(bad_name, "blend") == 0) {
+        PyErr_Format(PyExc_ValueError, "blend must be in [0, 1] (NaN or out of range at vertex "
+                     "%lld)", (long long)bad);
+        return NULL;
+    }
     if (r != SK_OK) return raise_result(r, bad_name, bad);
     Py_RETURN_NONE;
 }

@@ -173,7 +173,9 @@ typedef struct sk_skin_job_f32 {
     sk_index_type rigid_index_type;
     const float *prepared;                /* from sk_*_prepare_f32, J * sk_*_prepared_size */
     int64_t n_joints;
-    sk_normal_rule normal_rule;           /* LBS only */
+    sk_normal_rule normal_rule;           /* LBS, and the LBS parts of CoR / blend */
+    sk_stream centers;                    /* CoR: (V, 3), a NaN row = no center (plain LBS) */
+    sk_stream blend;                      /* blend: (V,) in [0, 1]; row = 0 for one value */
 } sk_skin_job_f32;
 
 typedef struct sk_skin_job_f64 {
@@ -186,6 +188,8 @@ typedef struct sk_skin_job_f64 {
     const double *prepared;
     int64_t n_joints;
     sk_normal_rule normal_rule;
+    sk_stream centers;
+    sk_stream blend;
 } sk_skin_job_f64;
 
 /* Per-frame joint data.  sk_lbs_prepare: each joint's 3x4 and its 3x3 cofactor (rigid and LBS
@@ -249,6 +253,50 @@ sk_result sk_simd_select(sk_simd path);
 const char *sk_simd_name(sk_simd path);
 
 /* === kernels: end === */
+
+/* ------------------------------------------------------------------------------------------
+ * Centers-of-rotation and LBS<->DQS blend skinning (skin_cor.c)
+ *
+ * CoR (Le & Hodgins 2016) with DQS's two-phase scale split (DESIGN.md section 2): per vertex
+ * with center c, the scale parts blend with w / sum w into Sb (identity for a rigid palette),
+ * the rigid parts' quaternions blend in the pivot influence's hemisphere into R, and
+ *     p' = R (Sb p - Sb c) + sum w_i Rigid_i(Sb c)        (rigid palette: R (p - c) + LBS(c))
+ * normals normalize(R cof(Sb) n), tangents normalize(R Sb t).  A NaN center row gives that
+ * vertex's LBS (positions, normals and tangents, with the job's normal rule).
+ * Blend: p' = (1 - b) LBS(p) + b DQS(p) with b = job->blend[v]; normals and tangents
+ * normalize((1 - b) x_lbs + b x_dqs).  Both copy a vertex whose weights sum to <= 1e-6.
+ * ---------------------------------------------------------------------------------------- */
+
+/* Per joint: the LBS block (32, sk_lbs_prepare's layout), the DQS block (21, sk_dqs_prepare's)
+ * and the rigid part's row-major 3x4 (12, computed in double; the 3x4 itself for a joint
+ * without scale), padded to 68.  Same errors as sk_dqs_prepare (pivots needed for a palette
+ * with scale); nothing written on failure. */
+#define SK_COR_PREPARED_SIZE 68
+#define SK_COR_LBS 0
+#define SK_COR_DQS 32
+#define SK_COR_RIGID 53
+sk_result sk_cor_prepare_f32(float *prepared, const float *palette, const float *pivots,
+                             int64_t n_joints, int64_t *bad);
+sk_result sk_cor_prepare_f64(double *prepared, const double *palette, const double *pivots,
+                             int64_t n_joints, int64_t *bad);
+
+/* Read-only checks over [0, V): each center row all finite or all NaN (SK_ERR_NOT_FINITE
+ * otherwise: inf, or a row mixing NaN and numbers); each blend value in [0, 1]
+ * (SK_ERR_BAD_ARGUMENT for NaN or out of range; a stream with row == 0 is one value).
+ * *bad = the vertex. */
+sk_result sk_validate_centers_f32(const sk_stream *centers, int64_t n_vertices, int64_t *bad);
+sk_result sk_validate_centers_f64(const sk_stream *centers, int64_t n_vertices, int64_t *bad);
+sk_result sk_validate_blend_f32(const sk_stream *blend, int64_t n_vertices, int64_t *bad);
+sk_result sk_validate_blend_f64(const sk_stream *blend, int64_t n_vertices, int64_t *bad);
+
+/* The kernels over vertices [begin, end), job->prepared from sk_cor_prepare_*; sk_cor reads
+ * job->centers, sk_blend job->blend.  Scalar C only. */
+void sk_cor_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
+void sk_cor_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end);
+void sk_blend_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
+void sk_blend_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end);
+
+/* === cor: end === */
 
 /* ------------------------------------------------------------------------------------------
  * Binding and weight tools (bind.c)

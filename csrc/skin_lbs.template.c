@@ -89,53 +89,14 @@ sk_result SK_FN(sk_lbs_prepare)(SK_T *prepared, const SK_T *palette, int64_t n_j
     return SK_OK;
 }
 
-/* One vertex: M = sum w_i K_i (3x4) and, for the "joint" normal rule, C = sum w_i cof(A_i), both
- * column-major as prepared. */
+/* One vertex (sk_lbs_eval, skin_common.template.h). */
 static void SK_FN(lbs_vertex)(const SK_JOB *job, int64_t v)
 {
-    const sk_influences *in = &job->influences;
-    const int joint_rule = job->normals.data && job->normal_rule == SK_NORMALS_JOINT;
-    int64_t idx[SK_SLOTS];
-    SK_T w[SK_SLOTS];
-    SK_T m[16] = {0}, c[12] = {0}, total = 0;
-    for (int64_t k0 = 0; k0 < in->k; k0 += SK_SLOTS) {
-        int64_t n = in->k - k0 < SK_SLOTS ? in->k - k0 : SK_SLOTS;
-        SK_FN(sk_load_slots)(in, v, k0, n, job->n_joints, idx, w);
-        for (int64_t i = 0; i < n; ++i) {
-            const SK_T wi = w[i];
-            const SK_T *pj = job->prepared + SK_LBS_PREPARED_SIZE * idx[i];
-            total += wi;
-            for (int q = 0; q < 16; ++q) m[q] += wi * pj[q];
-            if (joint_rule)
-                for (int q = 0; q < 12; ++q) c[q] += wi * pj[16 + q];
-        }
-    }
-    if (!(total > (SK_T)1e-6)) {
+    SK_T pos[3], nrm[3], tan[3];
+    if (SK_FN(sk_lbs_eval)(job, v, job->prepared, SK_LBS_PREPARED_SIZE, pos, nrm, tan))
+        SK_FN(sk_store_vertex)(job, v, pos, nrm, tan);
+    else
         SK_FN(sk_copy_vertex)(job, v);
-        return;
-    }
-    SK_T p[3], y[3];
-    SK_FN(sk_load3)(p, &job->positions, v);
-    SK_FN(sk_mul33t)(y, m, 4, p);
-    y[0] += m[12];
-    y[1] += m[13];
-    y[2] += m[14];
-    SK_FN(sk_store3)(&job->out_positions, v, y);
-    if (job->normals.data) {
-        SK_T nn[3];
-        SK_FN(sk_load3)(nn, &job->normals, v);
-        if (joint_rule) {
-            SK_FN(sk_mul33t)(y, c, 4, nn);
-        } else { /* "blend": cofactor of the blended 3x3.  Read as row-major, m is A^T, whose
-                  * cofactor cof(A)^T, packed row-major, is cof(A) column-major. */
-            SK_T cb[9];
-            SK_FN(sk_cofactor)(cb, m);
-            SK_FN(sk_mul33t)(y, cb, 3, nn);
-        }
-        SK_FN(sk_normalize3)(y);
-        SK_FN(sk_store3)(&job->out_normals, v, y);
-    }
-    if (job->tangents.data) SK_FN(sk_store_tangent)(job, v, m, 4, 1);
 }
 
 /* The SIMD kernels take any strides (packed rows fastest), no tangents, the "joint" normal

@@ -115,6 +115,7 @@ class Rig:
         w = rng.uniform(0.1, 1, (V, K))
         self.weights = (w / w.sum(1, keepdims=True)).astype(dtype)
         self.rigid_indices = rng.integers(0, J, V).astype(np.int32)
+        self.centers = (self.positions + 0.25).astype(dtype)
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +136,11 @@ def kernel_call(method, rig, **over):
         (a if k in ("positions", "indices", "weights", "palette") else kw)[k] = v
     if method == "rigid":
         return sk.rigid, (a["positions"], a["indices"], a["palette"]), kw
-    fn = {"lbs": sk.lbs, "dqs": sk.dqs}[method]
+    if method == "cor":
+        kw.setdefault("centers", rig.centers)
+    if method == "blend":
+        kw = {"method": "blend", "blend": 0.5, **kw}
+    fn = {"lbs": sk.lbs, "dqs": sk.dqs, "cor": sk.cor, "blend": sk.skin}[method]
     return fn, (a["positions"], a["indices"], a["weights"], a["palette"]), kw
 
 
@@ -281,8 +286,40 @@ def _out_positions_batched(r):
 
 def _kernel_params():
     for case, methods, make, exc, match in KERNEL_CASES:
-        for m in methods:
+        # CoR and blend take everything LBS and DQS take (pivots and normal_rule included)
+        blended = ["cor", "blend"] if {"lbs", "dqs"} & set(methods) else []
+        for m in methods + blended:
             yield pytest.param(m, make, exc, match, id=f"{m}-{case}")
+
+
+def _cor_blend_cases(r):
+    """(method, overrides, exception, pattern) of the inputs only CoR and blend take."""
+    wrong = np.float32 if r.dtype == np.float64 else np.float64
+    c, b = r.centers, np.full(V, 0.5, r.dtype)
+    for bad, exc in ((None, ValueError), (c.tolist(), TypeError), (c.astype(wrong), TypeError),
+                     (byteswapped(c), TypeError), (misaligned(c), ValueError),
+                     (c[:-1].copy(), ValueError), (c[:, :2].copy(), ValueError),
+                     (_poke(c, (2, 1), np.nan), ValueError), (_poke(c, (4, 0), np.inf), ValueError)):
+        yield "cor", {"centers": bad}, exc, "centers"
+    for bad, exc in ((None, ValueError), (-0.5, ValueError), (np.nan, ValueError),
+                     (1 + 1e-9, ValueError), ("half", TypeError), (b.tolist(), TypeError),
+                     (b.astype(wrong), TypeError), (b[:-1].copy(), ValueError),
+                     (_poke(b, 3, 2.0), ValueError), (_poke(b, 5, np.nan), ValueError),
+                     (b[:, None].copy(), ValueError)):
+        yield "blend", {"blend": bad}, exc, "blend"
+    for m in ("lbs", "dqs"):
+        yield m, {"centers": c, "method": m}, TypeError, "centers"
+        yield m, {"blend": 0.5, "method": m}, TypeError, "blend"
+
+
+def test_cor_and_blend_bad_input(rig):
+    for method, over, exc, match in _cor_blend_cases(rig):
+        if "method" in over:  # centers / blend given to a method that does not take them
+            expect(exc, match, sk.skin, rig.positions, rig.indices, rig.weights, rig.palette,
+                   out=np.zeros((V, 3)), **over)
+            continue
+        fn, args, kw = kernel_call(method, rig, out=np.zeros((V, 3)), **over)
+        expect(exc, match, fn, *args, **kw)
 
 
 @pytest.mark.parametrize("method, make, exc, match", list(_kernel_params()))
@@ -917,7 +954,7 @@ def test_core_functions_survive_right_arity_arrays(name):
 def test_every_public_function_is_covered():
     """Keeps this matrix growing with the API: a new public callable must be added here."""
     covered = {"forward_kinematics", "skinning_palette", "Skeleton", "Influences", "rigid", "lbs",
-               "dqs", "skin", "set_num_threads", "get_num_threads", "show_config",
+               "dqs", "cor", "skin", "set_num_threads", "get_num_threads", "show_config",
                "SkinnedMesh", "Clip", "Channel", "bake", "bake_many", "centers_of_rotation"}
     public = {n for n in sk.__all__ if callable(getattr(sk, n)) and not inspect.ismodule(getattr(sk, n))}
     missing = public - covered

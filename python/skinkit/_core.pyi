@@ -30,7 +30,8 @@ def skin(method: int, positions: FloatArray, normals: Optional[FloatArray],
          tangents: Optional[FloatArray], out: FloatArray, out_normals: Optional[FloatArray],
          out_tangents: Optional[FloatArray], indices: NDArray[np.integer[Any]],
          weights: Optional[NDArray[Any]], palette: FloatArray, pivots: Optional[FloatArray],
-         n_joints: int, normal_rule: int, threads: int, validated: bool) -> None: ...
+         n_joints: int, normal_rule: int, threads: int, validated: bool,
+         centers: Optional[FloatArray] = None, blend: Optional[FloatArray] = None) -> None: ...
 def validate_influences(indices: NDArray[np.integer[Any]], weights: NDArray[Any],
                         n_joints: int) -> None: ...
 # The SIMD path in use ("avx512", "avx2" or "scalar"), the paths this CPU runs, and a switch

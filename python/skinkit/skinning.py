@@ -12,9 +12,9 @@ from . import _core
 from ._checks import real_array, transforms
 from ._config import resolve_strict, resolve_threads
 
-__all__ = ["Influences", "rigid", "lbs", "dqs", "skin"]
+__all__ = ["Influences", "rigid", "lbs", "dqs", "cor", "skin"]
 
-_METHOD = {"rigid": 0, "lbs": 1, "dqs": 2}
+_METHOD = {"rigid": 0, "lbs": 1, "dqs": 2, "cor": 3, "blend": 4}
 _RULE = {"joint": 0, "blend": 1}
 
 
@@ -130,10 +130,32 @@ def _influences(args, method):
     return args[0], args[1], None, args[2:]
 
 
+def _blend_amount(blend, dtype):
+    """A (V,) array as it is (checked in C, never copied), or one number as a 0-d array."""
+    if blend is None:
+        raise ValueError("blend is required for method='blend': a number or a (V,) array in "
+                         "[0, 1] (0 = LBS, 1 = DQS)")
+    if isinstance(blend, np.ndarray) and blend.ndim > 0:
+        return blend
+    if isinstance(blend, (bool, np.bool_)) or not isinstance(blend, (int, float, np.number,
+                                                                     np.ndarray)):
+        raise TypeError(f"blend must be a number or a numpy.ndarray, not {type(blend).__name__}")
+    if np.iscomplexobj(blend):
+        raise TypeError("blend must be real")
+    b = float(blend)
+    if not 0.0 <= b <= 1.0:
+        raise ValueError(f"blend must be in [0, 1], got {b}")
+    return np.array(b, dtype=dtype)
+
+
 def _run(method, positions, indices, weights, palette, validated_joints, *, pivots=None,
          normals=None, tangents=None, out=None, out_normals=None, out_tangents=None,
-         normal_rule="joint", threads=None, strict=None):
+         normal_rule="joint", threads=None, strict=None, centers=None, blend=None):
     positions = _positions(positions)
+    if method == "cor" and centers is not None and not isinstance(centers, np.ndarray):
+        raise TypeError(f"centers must be a numpy.ndarray, not {type(centers).__name__}")
+    if method == "blend":
+        blend = _blend_amount(blend, positions.dtype)
     resolve_strict(strict)  # nothing V-sized is ever copied, so strict mode has nothing to refuse
     n_threads = resolve_threads(threads)
     if normal_rule not in _RULE:
@@ -176,7 +198,7 @@ def _run(method, positions, indices, weights, palette, validated_joints, *, pivo
             raise ValueError(f"{name} has shape {arr.shape}, expected {shape + (n,)}")
     _core.skin(_METHOD[method], positions, normals, tangents, out, out_normals, out_tangents,
                indices, weights, k, piv, J, _RULE[normal_rule], n_threads,
-               validated_joints is not None)
+               validated_joints is not None, centers, blend)
     results = [out] + [o for o in (out_normals, out_tangents) if o is not None]
     return results[0] if len(results) == 1 else tuple(results)
 
@@ -243,6 +265,45 @@ def dqs(positions, *args, pivots=None, normals=None, tangents=None, out=None, ou
                 threads=threads, strict=strict)
 
 
+def cor(positions, *args, centers, pivots=None, normals=None, tangents=None, out=None,
+        out_normals=None, out_tangents=None, normal_rule="joint", threads=None, strict=None):
+    """Skinning with optimized centers of rotation (Le & Hodgins 2016), same call forms as
+    :func:`lbs`.
+
+    Per vertex with center ``c``: the influences' rotations blend as in :func:`dqs` (unit
+    quaternions in the hemisphere of the largest-weight joint, normalized) into ``R``, and the
+    translation comes from the LBS of the center: ``p' = R (p - c) + LBS(c)``.  No candy
+    wrapper under twist (like DQS) and no bulge at bends (unlike DQS), at about DQS's cost.
+    Normals rotate with ``R``.
+
+    Scaled palettes follow DQS's two-phase split: each joint's matrix is ``Rigid ∘ Scale``
+    about its bind position (``pivots``, required when the palette has scale or shear); the
+    scale parts blend with ``w / Σw`` into ``Sb`` and move both the vertex and its center, then
+    ``p' = R (Sb p - Sb c) + Σ w_i Rigid_i(Sb c)``, normals ``normalize(R cof(Sb) n)``.
+
+    Parameters
+    ----------
+    centers : (V, 3) float32 or float64 (the positions' dtype)
+        Rest-space centers of rotation (``skinkit.centers_of_rotation``), shared by every frame
+        and batch; any strides, never copied.  A row of NaN means "no center": that vertex gets
+        plain LBS (positions, normals and tangents, with ``normal_rule``), which is rigid
+        skinning for a single influence.  A row mixing NaN and numbers, or holding inf, raises
+        ValueError naming ``centers``.
+    pivots : (J, 3) or Skeleton, optional
+        As in :func:`dqs`.
+    Other arguments and the return value as :func:`lbs`.
+    """
+    idx, w, vj, rest = _influences(args, "cor")
+    if len(rest) != 1:
+        raise TypeError("cor() takes positions, influences (or indices, weights) and palette")
+    if centers is None:
+        raise ValueError("centers are required for cor(): skinkit.centers_of_rotation(...) gives "
+                         "them, NaN rows for vertices without one")
+    return _run("cor", positions, idx, w, rest[0], vj, pivots=pivots, normals=normals,
+                tangents=tangents, out=out, out_normals=out_normals, out_tangents=out_tangents,
+                normal_rule=normal_rule, threads=threads, strict=strict, centers=centers)
+
+
 def rigid(positions, indices, palette, normals=None, tangents=None, out=None, out_normals=None,
           out_tangents=None, threads=None, strict=None):
     """Rigid skinning, ``p' = K[j] p`` (seed 003): one joint per vertex.
@@ -255,11 +316,29 @@ def rigid(positions, indices, palette, normals=None, tangents=None, out=None, ou
                 threads=threads, strict=strict)
 
 
-def skin(positions, *args, method="lbs", **kwargs):
-    """Skin by name: ``method`` is ``"rigid"``, ``"lbs"`` or ``"dqs"``; the other arguments are
-    those of that function, with influences in either call form.  ``"rigid"`` uses each vertex's
-    largest-weight joint (ties to the earlier slot; a vertex with zero weights is not skinned).
+def skin(positions, *args, method="lbs", centers=None, blend=None, **kwargs):
+    """Skin by name: ``method`` is ``"rigid"``, ``"lbs"``, ``"dqs"``, ``"cor"`` or ``"blend"``;
+    the other arguments are those of that function, with influences in either call form.
+
+    ``"rigid"`` uses each vertex's largest-weight joint (ties to the earlier slot; a vertex with
+    zero weights is not skinned).  ``"cor"`` is :func:`cor` and needs ``centers``.  ``"blend"``
+    is Maya's weight-blended skinning: ``p' = (1 - b) LBS(p) + b DQS(p)`` with ``blend`` a
+    number or a (V,) array of the positions' dtype in [0, 1] (0 = LBS, 1 = DQS; NaN or out of
+    range: ValueError naming ``blend``), normals and tangents ``normalize((1 - b) n_lbs + b
+    n_dqs)``; it takes the arguments of :func:`dqs` (``pivots`` for a scaled palette) and
+    ``normal_rule`` for its LBS part.  ``centers`` / ``blend`` given to another method raise
+    TypeError naming them.
     """
+    for name, value, user in (("centers", centers, "cor"), ("blend", blend, "blend")):
+        if value is not None and method != user:
+            raise TypeError(f"{name} is only used by method={user!r}, not {method!r}")
+    if method == "cor":
+        return cor(positions, *args, centers=centers, **kwargs)
+    if method == "blend":
+        idx, w, vj, rest = _influences(args, "skin")
+        if len(rest) != 1:
+            raise TypeError("skin() takes positions, influences (or indices, weights) and palette")
+        return _run("blend", positions, idx, w, rest[0], vj, blend=blend, **kwargs)
     if method == "lbs":
         return lbs(positions, *args, **kwargs)
     if method == "dqs":
@@ -285,7 +364,4 @@ def skin(positions, *args, method="lbs", **kwargs):
         kwargs.pop("pivots", None)
         kwargs.pop("normal_rule", None)
         return rigid(positions, j, rest[0], **kwargs)
-    if method in ("cor", "blend"):
-        raise NotImplementedError(f"method={method!r} (optimized centers of rotation / LBS-DQS "
-                                  "blend) is not implemented yet; see the README's feature list")
-    raise ValueError(f"method must be 'rigid', 'lbs' or 'dqs', got {method!r}")
+    raise ValueError(f"method must be 'rigid', 'lbs', 'dqs', 'cor' or 'blend', got {method!r}")

@@ -1,0 +1,124 @@
+/* skin_cor.template.c -- CoR / blend preparation, input checks and kernels; included by
+ * skin_cor.c once per float type (SK_T, SK_FN, SK_JOB defined).  Layout: sk.h. */
+
+sk_result SK_FN(sk_cor_prepare)(SK_T *prepared, const SK_T *palette, const SK_T *pivots,
+                                int64_t n_joints, int64_t *bad)
+{
+    /* DQS's checks (finite palette and pivots, pivots for a scaled joint) cover LBS's; all of
+     * them first, so that a failure leaves `prepared` untouched. */
+    for (int64_t j = 0; j < n_joints; ++j) {
+        SK_T tmp[SK_DQS_PREPARED_SIZE];
+        sk_result r = SK_FN(sk_dqs_prepare)(tmp, palette + 12 * j, pivots ? pivots + 3 * j : NULL,
+                                            1, NULL);
+        if (r != SK_OK) {
+            if (bad) *bad = j;
+            return r;
+        }
+    }
+    for (int64_t j = 0; j < n_joints; ++j) {
+        SK_T *p = prepared + SK_COR_PREPARED_SIZE * j;
+        const SK_T *kj = palette + 12 * j;
+        /* the very blocks sk_lbs / sk_dqs use, so the NaN-center fallback is their LBS and
+         * blend's ends are their LBS and DQS */
+        SK_FN(sk_lbs_prepare)(p + SK_COR_LBS, kj, 1, NULL);
+        SK_FN(sk_dqs_prepare)(p + SK_COR_DQS, kj, pivots ? pivots + 3 * j : NULL, 1, NULL);
+        double k[12], c[3] = {0, 0, 0}, dq[SK_DQS_PREPARED_SIZE], rigid[12];
+        for (int i = 0; i < 12; ++i) k[i] = (double)kj[i];
+        if (pivots)
+            for (int i = 0; i < 3; ++i) c[i] = (double)pivots[3 * j + i];
+        sk_dqs_prepare_f64(dq, k, pivots ? c : NULL, 1, NULL);
+        cor_rigid_part(rigid, k, dq);
+        for (int i = 0; i < 12; ++i) p[SK_COR_RIGID + i] = (SK_T)rigid[i];
+        for (int i = SK_COR_RIGID + 12; i < SK_COR_PREPARED_SIZE; ++i) p[i] = 0;
+    }
+    return SK_OK;
+}
+
+sk_result SK_FN(sk_validate_centers)(const sk_stream *centers, int64_t n_vertices, int64_t *bad)
+{
+    for (int64_t v = 0; v < n_vertices; ++v) {
+        int nans = 0, finite = 0;
+        for (int i = 0; i < 3; ++i) {
+            double x = (double)SK_AT(*centers, SK_T, v, i);
+            nans += isnan(x) != 0;
+            finite += isfinite(x) != 0;
+        }
+        if (!(nans == 3 || finite == 3)) {
+            if (bad) *bad = v;
+            return SK_ERR_NOT_FINITE;
+        }
+    }
+    return SK_OK;
+}
+
+sk_result SK_FN(sk_validate_blend)(const sk_stream *blend, int64_t n_vertices, int64_t *bad)
+{
+    if (blend->row == 0 && n_vertices > 1) n_vertices = 1; /* one value for every vertex */
+    for (int64_t v = 0; v < n_vertices; ++v) {
+        SK_T b = SK_AT(*blend, SK_T, v, 0);
+        if (!(b >= 0 && b <= 1)) {
+            if (bad) *bad = v;
+            return SK_ERR_BAD_ARGUMENT;
+        }
+    }
+    return SK_OK;
+}
+
+void SK_FN(sk_cor)(const SK_JOB *job, int64_t begin, int64_t end)
+{
+    if (begin >= end) return;
+    const SK_T *prep = job->prepared;
+    const int any_scale =
+        SK_FN(sk_dqs_any_scale)(prep + SK_COR_DQS, SK_COR_PREPARED_SIZE, job->n_joints);
+    for (int64_t v = begin; v < end; ++v) {
+        SK_T c[3], pos[3], nrm[3], tan[3];
+        SK_FN(sk_load3)(c, &job->centers, v);
+        /* validated rows are all NaN (no center: the documented LBS fallback) or all finite */
+        int done = isnan((double)c[0])
+                       ? SK_FN(sk_lbs_eval)(job, v, prep + SK_COR_LBS, SK_COR_PREPARED_SIZE, pos,
+                                            nrm, tan)
+                       : SK_FN(sk_dqs_eval)(job, v, prep + SK_COR_DQS, SK_COR_PREPARED_SIZE,
+                                            any_scale, prep + SK_COR_RIGID, c, pos, nrm, tan);
+        if (done)
+            SK_FN(sk_store_vertex)(job, v, pos, nrm, tan);
+        else
+            SK_FN(sk_copy_vertex)(job, v);
+    }
+}
+
+/* (1 - b) x + b y, normalized when `unit` (normals, tangents). */
+static inline void SK_FN(cor_mix3)(SK_T out[3], SK_T a, const SK_T x[3], SK_T b, const SK_T y[3],
+                                   int unit)
+{
+    for (int i = 0; i < 3; ++i) out[i] = a * x[i] + b * y[i];
+    if (unit) SK_FN(sk_normalize3)(out);
+}
+
+void SK_FN(sk_blend)(const SK_JOB *job, int64_t begin, int64_t end)
+{
+    if (begin >= end) return;
+    const SK_T *prep = job->prepared;
+    const int any_scale =
+        SK_FN(sk_dqs_any_scale)(prep + SK_COR_DQS, SK_COR_PREPARED_SIZE, job->n_joints);
+    for (int64_t v = begin; v < end; ++v) {
+        SK_T pl[3], nl[3], tl[3], pd[3], nd[3], td[3], pos[3], nrm[3], tan[3];
+        if (!SK_FN(sk_lbs_eval)(job, v, prep + SK_COR_LBS, SK_COR_PREPARED_SIZE, pl, nl, tl)) {
+            SK_FN(sk_copy_vertex)(job, v);
+            continue;
+        }
+        if (!SK_FN(sk_dqs_eval)(job, v, prep + SK_COR_DQS, SK_COR_PREPARED_SIZE, any_scale, NULL,
+                                NULL, pd, nd, td)) {
+            /* DQS copies this vertex (a zero blended rotation): its end of the blend is the
+             * input */
+            SK_FN(sk_load3)(pd, &job->positions, v);
+            if (job->normals.data) SK_FN(sk_load3)(nd, &job->normals, v);
+            if (job->tangents.data) SK_FN(sk_load3)(td, &job->tangents, v);
+        }
+        /* b = 0 gives LBS's bits and b = 1 DQS's position bits: 1 * x + 0 * y is exact */
+        const SK_T b = SK_AT(job->blend, SK_T, v, 0), a = 1 - b;
+        SK_FN(cor_mix3)(pos, a, pl, b, pd, 0);
+        if (job->normals.data) SK_FN(cor_mix3)(nrm, a, nl, b, nd, 1);
+        if (job->tangents.data) SK_FN(cor_mix3)(tan, a, tl, b, td, 1);
+        SK_FN(sk_store_vertex)(job, v, pos, nrm, tan);
+    }
+}

@@ -1,0 +1,405 @@
+"""Centers-of-rotation skinning (``method="cor"``, Le & Hodgins 2016) and the per-vertex LBS <-> DQS
+blend (``method="blend"``) against skinkit.reference, their limits and invariants, layouts,
+threads, and every bad input.
+"""
+import numpy as np
+import pytest
+
+import skinkit as sk
+from skinkit import _core
+from skinkit import reference as ref
+from skinkit import transforms as tf
+
+INDEX_DTYPES = [np.uint8, np.uint16, np.uint32, np.int32, np.int64]
+FLOATS = [np.float64, np.float32]
+# relative to the scene's size (largest |position|, |center| or palette translation)
+TOL = {np.float64: 1e-10, np.float32: 1e-5}
+
+
+# -- a random scene ------------------------------------------------------------------------------
+
+def poses(rng, J, frames=None, scale=False):
+    """(J, 4, 4) or (F, J, 4, 4) random rigid palettes; with ``scale``, non-uniform scale and
+    shear on every joint (DQS's two-phase split then needs pivots)."""
+    lead = (J,) if frames is None else (frames, J)
+    k = tf.rotvec(rng.normal(size=lead + (3,)) * 1.5)
+    k[..., :3, 3] = rng.normal(size=lead + (3,)) * 4.0
+    if scale:
+        k[..., :3, :3] = k[..., :3, :3] @ (np.eye(3) + 0.25 * rng.normal(size=lead + (3, 3)))
+    return k
+
+
+class Scene:
+    """V vertices with unit normals, tangents (handedness +-1), K random influences of J joints
+    (a quarter of the slots zero with a garbage index, one all-zero row), centers near the
+    vertices with every fifth row NaN (no center), pivots."""
+
+    def __init__(self, rng, V=40, J=6, K=4, dtype=np.float64, index_dtype=np.int64):
+        self.P = (rng.normal(size=(V, 3)) * 5).astype(dtype)
+        n = rng.normal(size=(V, 3))
+        self.N = (n / np.linalg.norm(n, axis=1, keepdims=True)).astype(dtype)
+        t = np.concatenate([rng.normal(size=(V, 3)), rng.choice([-1.0, 1.0], (V, 1))], 1)
+        self.T = t.astype(dtype)
+        hi = min(J, np.iinfo(index_dtype).max + 1)
+        idx = rng.integers(0, hi, size=(V, K)).astype(index_dtype)
+        w = rng.random((V, K)) + 0.05
+        if K > 1:
+            off = rng.random((V, K)) < 0.25
+            off[:, 0] = False
+            w[off] = 0
+            idx[off] = np.iinfo(index_dtype).max if index_dtype != np.int64 else 10 ** 12
+        w /= w.sum(1, keepdims=True)
+        w[2] = 0
+        self.idx, self.w = idx, w.astype(dtype)
+        c = self.P + rng.normal(size=(V, 3))
+        c[::5] = np.nan
+        self.C = c.astype(dtype)
+        self.pivots = rng.normal(size=(J, 3)) * 3
+        self.J, self.V, self.dtype = J, V, dtype
+
+
+def size(scene, palette):
+    finite = np.nan_to_num(np.asarray(scene.C, np.float64))
+    return (np.abs(scene.P).max() + np.abs(finite).max()
+            + np.abs(np.asarray(palette)[..., :3, 3]).max())
+
+
+def assert_close(got, want, scene, palette, dtype, what=""):
+    got = got if isinstance(got, tuple) else (got,)
+    want = want if isinstance(want, tuple) else (want,)
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert g.dtype == dtype and g.shape == w.shape
+        # positions scale with the scene; unit normals and tangents with 1
+        scale = size(scene, palette) if i == 0 else 1.0
+        err = np.abs(g.astype(np.float64) - w).max() if g.size else 0.0
+        assert err <= TOL[dtype] * scale, f"{what} output {i}: {err} > {TOL[dtype] * scale}"
+
+
+# -- against the reference -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("K", range(1, 9))
+@pytest.mark.parametrize("rule", ["joint", "blend"])
+def test_cor_matches_reference(dtype, K, rule):
+    rng = np.random.default_rng(K)
+    for index_dtype in INDEX_DTYPES:
+        s = Scene(rng, K=K, dtype=dtype, index_dtype=index_dtype)
+        pal = poses(rng, s.J)
+        got = sk.cor(s.P, s.idx, s.w, pal, centers=s.C, normals=s.N, tangents=s.T,
+                     normal_rule=rule)
+        want = ref.cor(s.P, s.idx, s.w, pal, s.C, normals=s.N, tangents=s.T, normal_rule=rule)
+        assert_close(got, want, s, pal, dtype, f"{index_dtype.__name__}")
+        # handedness is copied
+        assert np.array_equal(got[2][:, 3], s.T[:, 3])
+        assert np.array_equal(sk.cor(s.P, s.idx, s.w, pal, centers=s.C), got[0])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("K", [1, 2, 4, 7])
+def test_cor_scaled_palette_matches_reference(dtype, K):
+    rng = np.random.default_rng(100 + K)
+    s = Scene(rng, K=K, dtype=dtype)
+    pal = poses(rng, s.J, scale=True)
+    got = sk.cor(s.P, s.idx, s.w, pal, centers=s.C, pivots=s.pivots, normals=s.N, tangents=s.T)
+    want = ref.cor(s.P, s.idx, s.w, pal, s.C, pivots=s.pivots, normals=s.N, tangents=s.T)
+    assert_close(got, want, s, pal, dtype)
+    with pytest.raises(ValueError, match="pivots"):
+        sk.cor(s.P, s.idx, s.w, pal, centers=s.C)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("K", [1, 3, 4, 8])
+@pytest.mark.parametrize("scale", [False, True])
+def test_blend_matches_reference(dtype, K, scale):
+    rng = np.random.default_rng(200 + K)
+    s = Scene(rng, K=K, dtype=dtype)
+    pal = poses(rng, s.J, scale=scale)
+    piv = s.pivots if scale else None
+    b = rng.random(s.V).astype(dtype)
+    b[:3] = [0, 1, 0.5]
+    for amount in (b, 0.25):
+        got = sk.skin(s.P, s.idx, s.w, pal, method="blend", blend=amount, pivots=piv,
+                      normals=s.N, tangents=s.T)
+        want = ref.blend(s.P, s.idx, s.w, pal, amount, pivots=piv, normals=s.N, tangents=s.T)
+        assert_close(got, want, s, pal, dtype)
+
+
+def test_unorm_weights():
+    rng = np.random.default_rng(5)
+    s = Scene(rng, K=4, dtype=np.float32)
+    pal = poses(rng, s.J)
+    for dt, top in ((np.uint8, 255), (np.uint16, 65535)):
+        wq = np.round(s.w.astype(np.float64) * top).astype(dt)
+        assert_close(sk.cor(s.P, s.idx, wq, pal, centers=s.C),
+                     ref.cor(s.P, s.idx, wq, pal, s.C), s, pal, np.float32)
+        assert_close(sk.skin(s.P, s.idx, wq, pal, method="blend", blend=0.7),
+                     ref.blend(s.P, s.idx, wq, pal, 0.7), s, pal, np.float32)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_batched(dtype):
+    rng = np.random.default_rng(7)
+    s = Scene(rng, dtype=dtype)
+    pal = poses(rng, s.J, frames=3)
+    got = sk.cor(s.P, s.idx, s.w, pal, centers=s.C, normals=s.N)
+    assert got[0].shape == (3, s.V, 3)
+    want = ref.cor(s.P, s.idx, s.w, pal, s.C, normals=s.N)
+    assert_close(got, want, s, pal, dtype)
+    for f in range(3):  # each frame is the unbatched call
+        one = sk.cor(s.P, s.idx, s.w, pal[f], centers=s.C, normals=s.N)
+        assert np.array_equal(one[0], got[0][f]) and np.array_equal(one[1], got[1][f])
+    # per-batch positions (morph targets) with one shared palette and one per frame
+    Pf = np.stack([s.P, s.P * 1.1, s.P - 1]).astype(dtype)
+    for k in (pal, pal[0]):
+        got = sk.cor(Pf, s.idx, s.w, k, centers=s.C)
+        want = ref.cor(Pf, s.idx, s.w, k, s.C)
+        assert_close(got, want, s, k, dtype)
+        got = sk.skin(Pf, s.idx, s.w, k, method="blend", blend=0.4)
+        assert_close(got, ref.blend(Pf, s.idx, s.w, k, 0.4), s, k, dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_strided_layouts_and_out(dtype):
+    """Interleaved vertex buffers, Fortran order and reversed views in and out: read and written
+    in place, the same bits as contiguous arrays."""
+    rng = np.random.default_rng(9)
+    s = Scene(rng, dtype=dtype)
+    pal = poses(rng, s.J)
+    b = rng.random(s.V).astype(dtype)
+    want_c = sk.cor(s.P, s.idx, s.w, pal, centers=s.C, normals=s.N)
+    want_b = sk.skin(s.P, s.idx, s.w, pal, method="blend", blend=b, normals=s.N)
+    buf = np.zeros((s.V, 11), dtype)
+    buf[:, 0:3], buf[:, 3:6], buf[:, 6:9], buf[:, 9] = s.P, s.N, s.C, b
+    out = np.full((s.V, 8), 7, dtype)
+    got = sk.cor(buf[:, 0:3], s.idx, s.w, pal, centers=buf[:, 6:9], normals=buf[:, 3:6],
+                 out=out[:, 0:3], out_normals=out[:, 4:7])
+    assert got[0].base is out and got[1].base is out
+    assert np.array_equal(out[:, 0:3], want_c[0]) and np.array_equal(out[:, 4:7], want_c[1])
+    assert np.all(out[:, [3, 7]] == 7)
+    got = sk.skin(buf[:, 0:3], s.idx, s.w, pal, method="blend", blend=buf[:, 9],
+                  normals=buf[:, 3:6], out=out[:, 0:3], out_normals=out[:, 4:7])
+    assert np.array_equal(got[0], want_b[0]) and np.array_equal(got[1], want_b[1])
+    # Fortran order and reversed
+    rev = sk.cor(s.P[::-1], s.idx[::-1], s.w[::-1], pal, centers=s.C[::-1])
+    assert np.array_equal(rev, want_c[0][::-1])
+    fort = sk.cor(np.asfortranarray(s.P), np.asfortranarray(s.idx), np.asfortranarray(s.w), pal,
+                  centers=np.asfortranarray(s.C))
+    assert np.array_equal(fort, want_c[0])
+    rev = sk.skin(s.P[::-1], s.idx[::-1], s.w[::-1], pal, method="blend", blend=b[::-1])
+    assert np.array_equal(rev, want_b[0][::-1])
+    # in place
+    P = s.P.copy()
+    assert sk.cor(P, s.idx, s.w, pal, centers=s.C, out=P) is P
+    assert np.array_equal(P, want_c[0])
+
+
+def test_influences_object_and_skin_dispatch():
+    rng = np.random.default_rng(11)
+    s = Scene(rng)
+    pal = poses(rng, s.J)
+    infl = sk.Influences(s.idx, s.w, s.J)
+    a = sk.cor(s.P, infl, pal, centers=s.C)
+    assert np.array_equal(a, sk.cor(s.P, s.idx, s.w, pal, centers=s.C))
+    assert np.array_equal(a, sk.skin(s.P, infl, pal, method="cor", centers=s.C))
+    b = sk.skin(s.P, infl, pal, method="blend", blend=0.5)
+    assert np.array_equal(b, sk.skin(s.P, s.idx, s.w, pal, method="blend", blend=0.5))
+
+
+# -- limits and invariants -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_one_influence_is_rigid(dtype):
+    """A vertex bound to one joint moves with it, wherever its center is (and without one)."""
+    rng = np.random.default_rng(13)
+    s = Scene(rng, K=1, dtype=dtype)
+    w = np.ones((s.V, 1), dtype)
+    for scale in (False, True):
+        pal = poses(rng, s.J, scale=scale)
+        piv = s.pivots if scale else None
+        got = sk.cor(s.P, s.idx, w, pal, centers=s.C, pivots=piv, normals=s.N)
+        want = sk.rigid(s.P, s.idx[:, 0], pal, normals=s.N)
+        assert_close(got, tuple(x.astype(np.float64) for x in want), s, pal, dtype)
+        # a second slot of zero weight changes nothing
+        idx2 = np.concatenate([s.idx, s.idx[::-1]], 1)
+        w2 = np.concatenate([w, np.zeros_like(w)], 1)
+        assert np.array_equal(sk.cor(s.P, idx2, w2, pal, centers=s.C, pivots=piv)[...],
+                              got[0])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_identity_palette_gives_the_rest_mesh(dtype):
+    rng = np.random.default_rng(17)
+    s = Scene(rng, K=4, dtype=dtype)
+    pal = np.broadcast_to(np.eye(4), (s.J, 4, 4))
+    got = sk.cor(s.P, s.idx, s.w, pal, centers=s.C, normals=s.N)
+    assert np.abs(got[0] - s.P).max() <= TOL[dtype] * size(s, pal)
+    assert np.abs(got[1] - s.N).max() <= TOL[dtype]
+    got = sk.skin(s.P, s.idx, s.w, pal, method="blend", blend=0.3, normals=s.N)
+    assert np.abs(got[0] - s.P).max() <= TOL[dtype] * size(s, pal)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_rigid_motion_of_the_palette_moves_the_result_rigidly(dtype):
+    rng = np.random.default_rng(19)
+    s = Scene(rng, K=4, dtype=dtype)
+    M = tf.axis_angle([0.3, -1, 0.5], 2.1)
+    M[:3, 3] = [3, -7, 2]
+    for scale in (False, True):
+        pal = poses(rng, s.J, scale=scale)
+        piv = s.pivots if scale else None
+        a = sk.cor(s.P, s.idx, s.w, pal, centers=s.C, pivots=piv, normals=s.N)
+        b = sk.cor(s.P, s.idx, s.w, M @ pal, centers=s.C, pivots=piv, normals=s.N)
+        moved = (a[0].astype(np.float64) @ M[:3, :3].T + M[:3, 3], a[1] @ M[:3, :3].T)
+        skinned = s.w.sum(1) > 0  # the all-zero row is copied, not skinned
+        assert_close(tuple(x[skinned] for x in b), tuple(x[skinned] for x in moved), s,
+                     M @ pal, dtype)
+
+
+def test_cor_has_no_candy_wrapper():
+    """Two bones, a ring half on each: under a 170 degree twist LBS collapses the ring, DQS and
+    CoR (center on the axis) keep its radius."""
+    a = np.linspace(0, 2 * np.pi, 16, endpoint=False)
+    ring = np.stack([np.cos(a), np.zeros_like(a), np.sin(a)], 1)
+    idx = np.tile([0, 1], (16, 1))
+    w = np.full((16, 2), 0.5)
+    twist = np.stack([np.eye(4), tf.axis_angle([0, 1, 0], 170, degrees=True)])
+    r = {m: np.linalg.norm(sk.skin(ring, idx, w, twist, method=m, **kw)[:, [0, 2]], axis=1).mean()
+         for m, kw in (("lbs", {}), ("dqs", {}), ("cor", {"centers": np.zeros((16, 3))}))}
+    assert r["lbs"] < 0.1 and r["dqs"] > 0.99 and r["cor"] > 0.99
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_blend_ends_are_lbs_and_dqs(dtype):
+    rng = np.random.default_rng(23)
+    s = Scene(rng, K=4, dtype=dtype)
+    pal = poses(rng, s.J)
+    kw = dict(normals=s.N, tangents=s.T)
+    previous = _core.set_simd_path("scalar")  # the scalar LBS / DQS: the same code blend runs
+    try:
+        lbs, dqs = sk.lbs(s.P, s.idx, s.w, pal, **kw), sk.dqs(s.P, s.idx, s.w, pal, **kw)
+        b0 = sk.skin(s.P, s.idx, s.w, pal, method="blend", blend=0.0, **kw)
+        b1 = sk.skin(s.P, s.idx, s.w, pal, method="blend", blend=np.ones(s.V, dtype), **kw)
+    finally:
+        _core.set_simd_path(previous)
+    assert np.array_equal(b0[0], lbs[0]) and np.array_equal(b1[0], dqs[0])
+    one_ulp = np.finfo(dtype).eps  # unit vectors, normalized once more
+    for x, y in ((b0, lbs), (b1, dqs)):
+        assert np.abs(x[1] - y[1]).max() <= one_ulp and np.abs(x[2] - y[2]).max() <= one_ulp
+    # whatever SIMD path lbs / dqs take, the ends agree to their rounding
+    fast = sk.lbs(s.P, s.idx, s.w, pal)
+    assert np.abs(sk.skin(s.P, s.idx, s.w, pal, method="blend", blend=0.0) - fast).max() \
+        <= 4 * TOL[dtype] * size(s, pal)
+    # a scalar blend is the array of that value
+    b = np.full(s.V, 0.375, dtype)
+    assert np.array_equal(sk.skin(s.P, s.idx, s.w, pal, method="blend", blend=0.375),
+                          sk.skin(s.P, s.idx, s.w, pal, method="blend", blend=b))
+
+
+@pytest.mark.parametrize("method", ["cor", "blend"])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_threads_are_bit_identical(method, dtype):
+    rng = np.random.default_rng(29)
+    s = Scene(rng, V=5003, K=4, dtype=dtype)
+    pal = poses(rng, s.J, frames=2)
+    kw = {"centers": s.C} if method == "cor" else {"blend": rng.random(s.V).astype(dtype)}
+    one = sk.skin(s.P, s.idx, s.w, pal, method=method, normals=s.N, threads=1, **kw)
+    for n in (2, 3, 8):
+        many = sk.skin(s.P, s.idx, s.w, pal, method=method, normals=s.N, threads=n, **kw)
+        assert np.array_equal(one[0], many[0]) and np.array_equal(one[1], many[1])
+
+
+def test_zero_weight_rows_and_empty_inputs():
+    rng = np.random.default_rng(31)
+    s = Scene(rng)
+    pal = poses(rng, s.J)
+    got = sk.cor(s.P, s.idx, s.w, pal, centers=s.C, normals=s.N)
+    assert np.array_equal(got[0][2], s.P[2]) and np.array_equal(got[1][2], s.N[2])
+    got = sk.skin(s.P, s.idx, s.w, pal, method="blend", blend=0.5, normals=s.N)
+    assert np.array_equal(got[0][2], s.P[2]) and np.array_equal(got[1][2], s.N[2])
+    e = np.zeros((0, 3))
+    ei, ew = np.zeros((0, 2), np.int32), np.zeros((0, 2))
+    assert sk.cor(e, ei, ew, pal, centers=e).shape == (0, 3)
+    assert sk.skin(e, ei, ew, pal, method="blend", blend=np.zeros(0)).shape == (0, 3)
+    assert sk.cor(s.P, s.idx, s.w, pal[:0][None][:, :0].reshape(0, s.J, 4, 4),
+                  centers=s.C).shape == (0, s.V, 3)
+
+
+# -- bad input -----------------------------------------------------------------------------------
+
+def _check(exc, match, fn, *args, **kwargs):
+    """``fn`` raises ``exc`` naming the argument; no array it was given changes (out untouched)."""
+    arrays = [a for a in list(args) + list(kwargs.values()) if isinstance(a, np.ndarray)]
+    before = [a.copy() for a in arrays]
+    with pytest.raises(exc, match=match):
+        fn(*args, **kwargs)
+    for a, b in zip(arrays, before):
+        assert np.array_equal(a, b, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_bad_centers(dtype):
+    rng = np.random.default_rng(37)
+    s = Scene(rng, dtype=dtype)
+    pal = poses(rng, s.J)
+    out = np.full((s.V, 3), 5, dtype)
+    call = lambda C, **kw: sk.cor(s.P, s.idx, s.w, pal, centers=C, out=out, **kw)  # noqa: E731
+    _check(ValueError, "centers", sk.cor, s.P, s.idx, s.w, pal, centers=None, out=out)
+    _check(ValueError, "centers", sk.skin, s.P, s.idx, s.w, pal, method="cor", out=out)
+    _check(TypeError, "centers", call, s.C.tolist())
+    _check(TypeError, "centers", call, s.C.astype(np.float16))
+    _check(TypeError, "centers", call, s.C.astype(np.float32 if dtype == np.float64 else np.float64))
+    _check(TypeError, "centers", call, s.C.astype(s.C.dtype.newbyteorder()))
+    _check(ValueError, "centers", call, s.C[:-1])
+    _check(ValueError, "centers", call, s.C[:, :2])
+    _check(ValueError, "centers", call, s.C[None])
+    for row, value in ((6, (np.nan, 1, 2)), (7, (np.inf, 0, 0)), (8, (0, -np.inf, np.nan))):
+        C = s.C.copy()
+        C[row] = value
+        _check(ValueError, f"centers.*{row}", call, C)
+    # validation runs before anything is written, after the influences' own checks
+    C = s.C.copy()
+    C[1, 1] = np.nan
+    bad_idx = s.idx.copy()
+    bad_idx[0, 0] = s.J
+    _check(IndexError, "indices", sk.cor, s.P, bad_idx, s.w, pal, centers=C, out=out)
+    # an out overlapping the centers
+    buf = np.zeros((s.V, 6), dtype)
+    buf[:, 3:] = np.nan_to_num(s.C)
+    _check(ValueError, "out", sk.cor, s.P, s.idx, s.w, pal, centers=buf[:, 3:], out=buf[:, 1:4])
+    # centers to other methods, blend to cor
+    for m in ("lbs", "dqs", "rigid", "blend"):
+        kw = {"blend": 0.5} if m == "blend" else {}
+        _check(TypeError, "centers", sk.skin, s.P, s.idx, s.w, pal, method=m, centers=s.C, **kw)
+    _check(TypeError, "blend", sk.skin, s.P, s.idx, s.w, pal, method="cor", centers=s.C,
+           blend=0.5)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_bad_blend(dtype):
+    rng = np.random.default_rng(41)
+    s = Scene(rng, dtype=dtype)
+    pal = poses(rng, s.J)
+    out = np.full((s.V, 3), 5, dtype)
+    call = lambda b: sk.skin(s.P, s.idx, s.w, pal, method="blend", blend=b, out=out)  # noqa: E731
+    for b in (None, -0.01, 1.01, np.nan, np.inf):
+        _check(ValueError, "blend", call, b)
+    for b in ("0.5", True, [0.5] * s.V, 1j):
+        _check(TypeError, "blend", call, b)
+    good = rng.random(s.V).astype(dtype)
+    for v, x in ((0, -1e-7), (9, 1.5), (s.V - 1, np.nan)):
+        b = good.copy()
+        b[v] = x
+        _check(ValueError, f"blend.*{v}", call, b)
+    _check(TypeError, "blend", call, good.astype(np.float16))
+    _check(TypeError, "blend", call, good.astype(np.float32 if dtype == np.float64 else np.float64))
+    _check(ValueError, "blend", call, good[:-1])
+    _check(ValueError, "blend", call, good[:, None])
+    # a scaled palette needs pivots, as for DQS
+    scaled = poses(rng, s.J, scale=True)
+    _check(ValueError, "pivots", sk.skin, s.P, s.idx, s.w, scaled, method="blend", blend=good,
+           out=out)
+    buf = np.zeros((s.V, 4), dtype)
+    buf[:, 3] = good
+    _check(ValueError, "out", sk.skin, s.P, s.idx, s.w, pal, method="blend", blend=buf[:, 3],
+           out=buf[:, 1:4])
