@@ -403,3 +403,51 @@ def test_bad_blend(dtype):
     buf[:, 3] = good
     _check(ValueError, "out", sk.skin, s.P, s.idx, s.w, pal, method="blend", blend=buf[:, 3],
            out=buf[:, 1:4])
+
+
+# -- artifacts: the twisted cylinder and the bent arm --------------------------------------------
+
+def test_twisted_seed001_cylinder_keeps_its_radius():
+    """Seed 001's cylinder twisted at joint 5: CoR keeps the smallest radius between joints 4
+    and 5 above 95 % like DQS, where LBS collapses (cos(θ/2))."""
+    rig = sk.rigs.seed001()
+    s = sk.metrics.twist_sweep(rig, 5, [90, 135, 179], methods=("lbs", "dqs", "cor"))
+    assert np.all(s["min_radius"]["cor"] > 0.95) and np.all(s["min_radius"]["dqs"] > 0.95)
+    assert s["min_radius"]["lbs"][-1] < 0.05
+    assert np.all(np.abs(s["volume_ratio"]["cor"] - 1) < np.abs(s["volume_ratio"]["lbs"] - 1))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_bent_arm_cor_bulges_less_than_dqs_and_keeps_volume_better_than_lbs(dtype):
+    """The closed two-bone arm (skinkit.rigs.arm) bent at the elbow by 90 and 120 degrees, with
+    its optimized centers: CoR's bulge (largest increase of a vertex's distance from the bent
+    bones) is below DQS's and its change of enclosed volume below LBS's."""
+    arm = sk.rigs.arm(dtype=dtype)
+    arm.compute_centers()
+    s = sk.metrics.bend_sweep(arm, "elbow", [90, 120], methods=("lbs", "dqs", "cor"))
+    bulge, vol = s["bulge"], {m: np.abs(s["volume_ratio"][m] - 1) for m in s["volume_ratio"]}
+    assert np.all(bulge["cor"] < 0.8 * bulge["dqs"]), bulge
+    assert np.all(vol["cor"] < 0.5 * vol["lbs"]), vol
+    # the same through the metric functions directly, and through skin(centers=)
+    K = arm.palette(sk.rigs.bend(arm.skeleton, "elbow", [90.0]))[0]
+    P = sk.skin(arm.positions, arm.influences, K, method="cor", centers=arm.centers,
+                pivots=arm.pivots())
+    assert sk.metrics.bulge(arm, P, K) == pytest.approx(bulge["cor"][0], rel=1e-6)
+
+
+def test_bulge_metric():
+    """bulge against a hand computation: a straight two-bone chain, one vertex pushed 0.5 away
+    from the bones and one pulled in: the bulge is 0.5."""
+    arm = sk.rigs.arm()
+    K = arm.palette()
+    P = arm.positions.copy()
+    r = sk.metrics.bone_distances(arm, P, K)
+    assert np.allclose(r[np.abs(P[:, 1] - 30) < 20], 5.0)  # the side of the capsule, radius 5
+    far = int(np.argmin(np.abs(P[:, 1] - 15)))  # on the side, halfway up the upper arm
+    assert sk.metrics.bulge(arm, P, K) == 0.0
+    away = P[far] - [0, P[far, 1], 0]
+    P[far] += 0.5 * away / np.linalg.norm(away)
+    P[0] *= 0.5
+    assert sk.metrics.bulge(arm, P, K) == pytest.approx(0.5, abs=1e-9)
+    assert sk.metrics.bulge(arm, np.stack([arm.positions, P]), np.stack([K, K])).tolist() == \
+        pytest.approx([0.0, 0.5], abs=1e-9)

@@ -16,7 +16,8 @@ from . import rigs
 from .mesh import SkinnedMesh
 
 __all__ = ["volume", "volume_ratio", "edges", "edge_lengths", "edge_distortion", "displacement",
-           "joint_positions", "bone_radii", "min_bone_radius", "rigid_gap", "twist_sweep",
+           "joint_positions", "bone_radii", "min_bone_radius", "bone_distances", "bulge",
+           "rigid_gap", "twist_sweep",
            "bend_sweep", "sweep"]
 
 
@@ -122,6 +123,34 @@ def min_bone_radius(mesh, positions, palette, a, b, relative=True):
     return float(m) if np.ndim(m) == 0 else m
 
 
+def bone_distances(mesh, positions, palette):
+    """Distance of every vertex to the nearest posed bone segment (parent joint → joint, each
+    end moved by its own skinning matrix as in :func:`joint_positions`), ``(V,)`` or ``(F, V)``
+    float64.  A skeleton of one joint measures to that joint."""
+    P = np.asarray(positions, np.float64)
+    jp = joint_positions(mesh, palette)
+    parents = np.asarray(mesh.skeleton.parents)
+    segs = [(int(p), j) for j, p in enumerate(parents) if p >= 0] or [(0, 0)]
+    best = None
+    for a, b in segs:
+        pa, pb = jp[..., a, None, :], jp[..., b, None, :]
+        d = pb - pa
+        L2 = np.sum(d * d, axis=-1, keepdims=True)
+        t = np.clip(np.sum((P - pa) * d, axis=-1, keepdims=True) / np.where(L2 > 0, L2, 1.0), 0, 1)
+        dist = np.linalg.norm(P - (pa + t * d), axis=-1)
+        best = dist if best is None else np.minimum(best, dist)
+    return best
+
+
+def bulge(mesh, positions, palette):
+    """The largest increase of any vertex's distance from the (posed) bones over its rest
+    distance: how far a method pushes skin out at a bent joint (DQS's bulge), 0 when nothing
+    moves away.  ``float`` or ``(F,)``."""
+    rest = bone_distances(mesh, mesh.positions, mesh.palette())
+    g = np.maximum(bone_distances(mesh, positions, palette) - rest, 0.0).max(axis=-1)
+    return float(g) if np.ndim(g) == 0 else g
+
+
 def rigid_gap(mesh, palette, faces=None):
     """The seam rigid skinning tears open: give every vertex its largest-weight joint (as
     ``skin(method="rigid")``), cut the mesh where an edge joins two joints, and move each side
@@ -167,13 +196,15 @@ def sweep(mesh, locals, methods=("rigid", "lbs", "dqs"), segment=None, threads=N
     dict
         ``"positions"``: {method: (A, V, 3)}, ``"volume_ratio"``: {method: (A,)},
         ``"max_edge_stretch"``: {method: (A,)} (largest ``|ratio - 1|``), ``"min_radius"``:
-        {method: (A,)} relative to rest (with ``segment``), ``"rigid_gap"``: (A,),
+        {method: (A,)} relative to rest (with ``segment``), ``"bulge"``: {method: (A,)}
+        (:func:`bulge`), ``"rigid_gap"``: (A,),
         ``"displacement_lbs_dqs"``: (A,) max over vertices (when both are swept).
     """
     if not isinstance(mesh, SkinnedMesh):
         raise TypeError(f"mesh must be a SkinnedMesh, not {type(mesh).__name__}")
     K = mesh.palette(locals)
-    res = {"positions": {}, "volume_ratio": {}, "max_edge_stretch": {}, "min_radius": {}}
+    res = {"positions": {}, "volume_ratio": {}, "max_edge_stretch": {}, "min_radius": {},
+           "bulge": {}}
     for m in methods:
         P = mesh.deform(K, method=m, threads=threads)
         res["positions"][m] = P
@@ -183,6 +214,7 @@ def sweep(mesh, locals, methods=("rigid", "lbs", "dqs"), segment=None, threads=N
                 np.abs(edge_distortion(P, mesh.positions, mesh.faces) - 1), axis=-1)
         if segment is not None:
             res["min_radius"][m] = min_bone_radius(mesh, P, K, *segment)
+        res["bulge"][m] = bulge(mesh, P, K)
     if mesh.faces is not None:
         res["rigid_gap"] = rigid_gap(mesh, K)
     if "lbs" in methods and "dqs" in methods:
