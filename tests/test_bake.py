@@ -84,6 +84,20 @@ def test_threads_equal_serial_bit_for_bit(cesium, serial, method):
                                   serial[method])
 
 
+@pytest.mark.parametrize("method, options", [("rigid", {}), ("cor", {}),
+                                              ("blend", {"blend": 0.25})])
+def test_other_methods_and_deform_options_pass_through(cesium, method, options):
+    mesh, clip = cesium
+    mesh = sk.SkinnedMesh(mesh.positions, mesh.skeleton, mesh.influences, faces=mesh.faces,
+                          base=mesh.base, bind_shape=mesh.bind_shape)  # cor: centers computed
+    B = sk.bake(mesh, clip, fps=FPS, method=method, threads=2, chunk=9, **options)
+    np.testing.assert_array_equal(sk.bake(mesh, clip, fps=FPS, method=method, **options), B)
+    times = clip.frame_times(FPS)
+    for i in (0, 70):
+        np.testing.assert_array_equal(
+            B[i], mesh.deform(mesh.palette(clip.sample(times[i])), method=method, **options))
+
+
 def test_a_palette_stack_bakes_like_its_clip(cesium, serial):
     mesh, clip = cesium
     pal = mesh.palette(clip.sample(clip.frame_times(FPS)))
@@ -151,6 +165,15 @@ def test_dask_bake_equals_serial_bit_for_bit(client, cesium, serial, method):
                                               scheduler=client), serial[method])
 
 
+def test_dask_passes_deform_options(client, cesium):
+    mesh, clip = cesium
+    want = sk.bake(mesh, clip, fps=FPS, method="blend", blend=0.25)
+    np.testing.assert_array_equal(sk.bake(mesh, clip, fps=FPS, method="blend", blend=0.25,
+                                          scheduler=client), want)
+    [got] = sk.bake_many([(mesh, clip)], fps=FPS, method="blend", blend=0.25, scheduler=client)
+    np.testing.assert_array_equal(got, want)
+
+
 def test_dask_streams_a_pc2_and_takes_an_address(tmp_path, client, cesium, serial):
     mesh, clip = cesium
     sk.bake(mesh, clip, fps=FPS, method="dqs", scheduler=client.scheduler.address,
@@ -210,6 +233,9 @@ def test_bad_input_is_refused_before_anything_is_written(tmp_path, cesium):
         (dict(method="bogus"), ValueError, "method"),
         (dict(threads=0), ValueError, "threads"),
         (dict(chunk=0), ValueError, "chunk"),
+        (dict(method="blend"), ValueError, "blend"),
+        (dict(out_normals=np.zeros((118, V, 3), np.float32)), TypeError, "out_normals"),
+        (dict(normal_rule="nonsense"), ValueError, "normal_rule"),
         (dict(out=tmp_path / "missing" / "walk.pc2"), FileNotFoundError, "out: the folder"),
         (dict(out=tmp_path / "walk.abc"), ValueError, "out: a path must end in .npy or .pc2"),
         (dict(out=3), TypeError, "out must be"),

@@ -46,17 +46,18 @@ _DASK_EXTRA = "pip install 'skinkit[dask]'"
 # ---------------------------------------------------------------------------------------------
 # The work: a chunk of frames
 # ---------------------------------------------------------------------------------------------
-def _skin_chunk(mesh, clip, frames, method, normals, out=None, out_normals=None):
+def _skin_chunk(mesh, clip, frames, method, normals, options, out=None, out_normals=None):
     """Skin frames ``frames`` (times of ``clip``, or palettes when ``clip`` is None) on one
-    thread into ``out`` / ``out_normals`` (allocated when None).  Every scheduler calls this."""
+    thread into ``out`` / ``out_normals`` (allocated when None), with the options of
+    :meth:`SkinnedMesh.deform` in ``options``.  Every scheduler calls this."""
     pal = frames if clip is None else mesh.palette(clip.sample(frames))
     if out is None:
         out = np.empty((pal.shape[0], mesh.n_vertices, 3), dtype=mesh.dtype)
-    kw = {}
+    kw = dict(options)
     if normals:
         if out_normals is None:
             out_normals = np.empty_like(out)
-        kw = {"normals": True, "out_normals": out_normals}
+        kw.update(normals=True, out_normals=out_normals)
     mesh.deform(pal, method=method, threads=1, out=out, **kw)
     return (out, out_normals) if normals else out
 
@@ -74,13 +75,14 @@ def _realign(mesh):
     return mesh
 
 
-def _task(mesh, clip, frames, method, normals):
+def _task(mesh, clip, frames, method, normals, options):
     """A dask task (module level so workers can unpickle it)."""
-    return _skin_chunk(_realign(mesh), clip, frames, method, normals)
+    return _skin_chunk(_realign(mesh), clip, frames, method, normals, options)
 
 
-def _bake_task(mesh, clip, fps, method, normals):
-    return bake(_realign(mesh), clip, fps=fps, method=method, threads=1, normals=normals, progress=False)
+def _bake_task(mesh, clip, fps, method, normals, options):
+    return bake(_realign(mesh), clip, fps=fps, method=method, threads=1, normals=normals,
+                progress=False, **options)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -89,7 +91,7 @@ def _bake_task(mesh, clip, fps, method, normals):
 class _Plan:
     """A validated bake: the frames (clip times or palettes), their count, the chunking."""
 
-    def __init__(self, mesh, clip, fps, method, normals, chunk):
+    def __init__(self, mesh, clip, fps, method, normals, chunk, options):
         if not isinstance(mesh, SkinnedMesh):
             raise TypeError(f"mesh must be a SkinnedMesh, not {type(mesh).__name__}")
         J = mesh.skeleton.n_joints
@@ -112,7 +114,11 @@ class _Plan:
                             f"{type(clip).__name__}")
         if normals and mesh.normals is None:
             raise ValueError("normals: this mesh has no normals")
+        taken = {"threads", "out", "normals", "out_normals", "palette"} & set(options)
+        if taken:
+            raise TypeError(f"{sorted(taken)[0]}: set by bake itself, not a deform option")
         self.mesh, self.method, self.normals = mesh, method, bool(normals)
+        self.options = dict(options)
         self.F, self.V = len(self.frames), mesh.n_vertices
         if chunk is None:
             per_frame = max(1, self.V * 3 * mesh.dtype.itemsize * (2 if normals else 1))
@@ -125,7 +131,7 @@ class _Plan:
         if self.F:
             # One frame through the real kernel into scratch memory: an unknown method, a
             # missing ``centers`` or a bad option fails here, before a file is opened.
-            _skin_chunk(mesh, self.clip, self.frames[:1], method, self.normals)
+            _skin_chunk(mesh, self.clip, self.frames[:1], method, self.normals, self.options)
 
     @property
     def shape(self):
@@ -313,7 +319,8 @@ def _run_threads(plan, sink, threads, bar):
 
     def work(a, b):
         p, n = sink.buffers(a, b)
-        return _skin_chunk(mesh, clip, frames[a:b], plan.method, plan.normals, p, n)
+        return _skin_chunk(mesh, clip, frames[a:b], plan.method, plan.normals, plan.options,
+                           p, n)
 
     def finish(a, b, res):
         p, n = res if plan.normals else (res, None)
@@ -378,7 +385,7 @@ def _run_dask(plan, sink, client, bar):
             while len(pending) >= depth:
                 _dask_finish(plan, sink, bar, *pending.popleft())
             fut = client.submit(_task, mesh_f, clip_f, plan.frames[a:b], plan.method,
-                                plan.normals, pure=False)
+                                plan.normals, plan.options, pure=False)
             pending.append((a, b, fut))
         while pending:
             _dask_finish(plan, sink, bar, *pending.popleft())
@@ -399,7 +406,7 @@ def _dask_finish(plan, sink, bar, a, b, fut):
 # Public
 # ---------------------------------------------------------------------------------------------
 def bake(mesh, clip, fps=30, method="lbs", threads=None, out=None, normals=False, progress=None,
-         scheduler=None, chunk=None):
+         scheduler=None, chunk=None, **options):
     """Skin every frame of a clip (or a palette stack) on a mesh.
 
     Parameters
@@ -440,6 +447,9 @@ def bake(mesh, clip, fps=30, method="lbs", threads=None, out=None, normals=False
     chunk : int, optional
         Frames per kernel call / task.  Default: about 1/32 of the frames (at least 8), at most
         64 MiB of output.  The chunking does not change the result.
+    **options
+        Passed to :meth:`SkinnedMesh.deform` for every frame (``blend=`` for
+        ``method="blend"``, ``normal_rule=`` …).
 
     Returns
     -------
@@ -463,7 +473,7 @@ def bake(mesh, clip, fps=30, method="lbs", threads=None, out=None, normals=False
         raise ValueError("threads: with a scheduler each task runs the kernel on one thread; "
                          "pass threads=None")
     nthreads = 1 if scheduler is not None else resolve_threads(threads)
-    plan = _Plan(mesh, clip, fps, method, normals, chunk)
+    plan = _Plan(mesh, clip, fps, method, normals, chunk, options)
     sink = _sink(out, plan)
     client, ours = (None, False) if scheduler is None else _client(scheduler)
     try:
@@ -487,7 +497,8 @@ def bake(mesh, clip, fps=30, method="lbs", threads=None, out=None, normals=False
             client.close()
 
 
-def bake_many(jobs, fps=30, method="lbs", threads=None, normals=False, scheduler=None):
+def bake_many(jobs, fps=30, method="lbs", threads=None, normals=False, scheduler=None,
+              **options):
     """Bake many characters: one task (or thread) per ``(mesh, clip)`` pair.
 
     Parameters
@@ -495,7 +506,7 @@ def bake_many(jobs, fps=30, method="lbs", threads=None, normals=False, scheduler
     jobs : iterable of (SkinnedMesh, Clip or (F, J, 4, 4))
         Different rigs, meshes and clips; each pair is checked as :func:`bake` checks it,
         all of them before any work.
-    fps, method, normals
+    fps, method, normals, **options
         As :func:`bake`, for every pair.
     threads : int, optional
         Python threads, one pair each (each bake on one thread).  Not with ``scheduler``.
@@ -516,7 +527,7 @@ def bake_many(jobs, fps=30, method="lbs", threads=None, normals=False, scheduler
         if len(job) != 2:
             raise ValueError(f"jobs[{i}] must be a (mesh, clip) pair, got {len(job)} items")
         try:
-            _Plan(job[0], job[1], fps, method, normals, None)
+            _Plan(job[0], job[1], fps, method, normals, None, options)
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"jobs[{i}]: {exc}") from None
     if scheduler is not None:
@@ -525,7 +536,7 @@ def bake_many(jobs, fps=30, method="lbs", threads=None, normals=False, scheduler
                              "thread; pass threads=None")
         client, ours = _client(scheduler)
         try:
-            futs = [client.submit(_bake_task, m, c, fps, method, normals, pure=False)
+            futs = [client.submit(_bake_task, m, c, fps, method, normals, options, pure=False)
                     for m, c in jobs]
             try:
                 return [f.result() for f in futs]
@@ -537,4 +548,4 @@ def bake_many(jobs, fps=30, method="lbs", threads=None, normals=False, scheduler
                 client.close()
     nthreads = resolve_threads(threads)
     with ThreadPoolExecutor(min(nthreads, max(1, len(jobs)))) as pool:
-        return list(pool.map(lambda job: _bake_task(*job, fps, method, normals), jobs))
+        return list(pool.map(lambda job: _bake_task(*job, fps, method, normals, options), jobs))
