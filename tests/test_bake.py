@@ -233,6 +233,7 @@ def test_bad_input_is_refused_before_anything_is_written(tmp_path, cesium):
         (dict(method="bogus"), ValueError, "method"),
         (dict(threads=0), ValueError, "threads"),
         (dict(chunk=0), ValueError, "chunk"),
+        (dict(chunk=2.5), TypeError, "chunk"),
         (dict(method="blend"), ValueError, "blend"),
         (dict(out_normals=np.zeros((118, V, 3), np.float32)), TypeError, "out_normals"),
         (dict(normal_rule="nonsense"), ValueError, "normal_rule"),
@@ -349,6 +350,12 @@ def test_progress_bar_through_tqdm_auto(monkeypatch, cesium):
     sk.bake(mesh, clip, fps=FPS, progress=False)
     sk.bake(mesh, clip, fps=FPS)  # stderr is not a terminal under pytest, and the bake is short
     assert len(_FakeBar.made) == 1
+    monkeypatch.setattr(sys, "stderr", types.SimpleNamespace(isatty=lambda: True))
+    sk.bake(mesh, clip, fps=FPS)  # a terminal, but 118 x 3273 vertex-frames is short
+    assert len(_FakeBar.made) == 1
+    monkeypatch.setattr(bake_module, "_LONG", 100_000)
+    sk.bake(mesh, clip, fps=FPS)  # a terminal and a long bake: a bar
+    assert len(_FakeBar.made) == 2 and _FakeBar.made[1].n == 118
 
 
 def test_no_tqdm_no_bar(monkeypatch, cesium, serial):

@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ._checks import transforms
+from ._checks import positive_int, transforms
 from ._config import resolve_threads
 from .mesh import Clip, SkinnedMesh
 
@@ -124,9 +124,7 @@ class _Plan:
             per_frame = max(1, self.V * 3 * mesh.dtype.itemsize * (2 if normals else 1))
             chunk = max(1, min(_CHUNK_BYTES // per_frame,
                                max(_MIN_CHUNK, math.ceil(self.F / _CHUNKS))))
-        elif isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
-            raise ValueError(f"chunk must be a positive int, got {chunk!r}")
-        self.chunk = int(chunk)
+        self.chunk = positive_int(chunk, "chunk")
         self.ranges = [(a, min(self.F, a + self.chunk)) for a in range(0, self.F, self.chunk)]
         if self.F:
             # One frame through the real kernel into scratch memory: an unknown method, a
@@ -267,12 +265,15 @@ class _FileSink:
     def fail(self):
         """Leave the ``.partial`` files; a PC2 header then counts only the frames written, so
         the file is a valid, shorter cache."""
-        if self.kind == ".pc2":
-            for fh in self.handles:
-                fh.flush()
-                fh.seek(PC2_HEADER.size - 4)
-                fh.write(struct.pack("<i", self.written))
-        self._close()
+        try:
+            if self.kind == ".pc2":
+                for fh in self.handles:
+                    fh.flush()
+                    fh.seek(PC2_HEADER.size - 4)
+                    fh.write(struct.pack("<i", self.written))
+            self._close()
+        except OSError:  # a full disk: the bake's own error is the one to report
+            pass
 
 
 def _sink(out, plan):
