@@ -52,6 +52,15 @@ def test_matches_reference(K, corners, dtype):
         assert np.isnan(c).all()  # one influence: no center anywhere
 
 
+def test_wide_rows_beyond_one_slot_block():
+    # K = 70 slots (the core reads slots 64 at a time), most of them zero, joints repeated
+    rng = np.random.default_rng(17)
+    P, F, idx, w = random_mesh(rng, V=25, T=40, K=70, J=8, zero=0.95)
+    c = sk.centers_of_rotation(P, F, idx, w)
+    close(c, ref.centers_of_rotation(P, F, idx, w), 1e-10)
+    assert np.isfinite(c).any()
+
+
 @pytest.mark.parametrize("subdivide", [True, 0.05, 0.3])
 @pytest.mark.parametrize("corners", [3, 4])
 def test_subdivision_matches_reference(subdivide, corners):
