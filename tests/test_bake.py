@@ -44,7 +44,7 @@ def serial(cesium):
 
 @pytest.fixture(scope="module")
 def client():
-    distributed = pytest.importorskip("distributed")  # the dask extra is in the test extra
+    import distributed  # the dask extra is part of the test extra: no skip
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster) as c:
