@@ -478,3 +478,17 @@ def test_many_calls_keep_memory_flat():
     growth = sum(s.size_diff for s in after.filter_traces(mine).compare_to(
         before.filter_traces(mine), "filename"))
     assert growth < 16 * 1024, growth
+
+
+def test_deform_cor_end_to_end_with_the_kernel():
+    # seed 001's cylinder twisted 90 degrees: the lazily computed centers reach the CoR kernel
+    mesh = rigs.seed001()
+    local = rigs.twist(mesh.skeleton, 5, 90.0)
+    K = mesh.palette(local)
+    got = mesh.deform(K, method="cor")
+    c = sk.centers_of_rotation(mesh.positions, mesh.faces, mesh.influences)
+    assert np.array_equal(mesh.centers, c, equal_nan=True)
+    want = sk.skin(mesh.positions, mesh.influences, K, method="cor", centers=c,
+                   pivots=mesh.pivots())
+    assert np.array_equal(got, want)
+    assert not np.allclose(got, sk.skin(mesh.positions, mesh.influences, K, method="lbs"))
