@@ -1,8 +1,9 @@
 """The ``skinkit`` command (also ``python -m skinkit``).
 
 ``skinkit demo [--out DIR]`` twists joint 5 of seed 001's cylinder under rigid, LBS and DQS
-skinning, prints volume ratio, smallest radius and the rigid seam per method and angle, and
-writes ``candy_wrapper.png`` and ``volume_ratio.png`` (needs the ``plot`` extra; without it the
+skinning, prints volume ratio, smallest radius and the rigid seam per method and angle, then the
+same for optimized centers of rotation (CoR) and the bulge of a bent elbow per method, and
+writes ``candy_wrapper.png`` and ``volume_ratio.png`` (CoR beside the others) (needs the ``plot`` extra; without it the
 table is still printed).  ``skinkit info`` prints the build configuration.  ``skinkit bake
 model.glb`` bakes an animation of a glTF file into a ``.pc2`` / ``.npy`` point cache (on threads,
 or on a dask scheduler with ``--scheduler tcp://host:8786``).
@@ -16,6 +17,7 @@ import sys
 import numpy as np
 
 DEMO_ANGLES = (0.0, 45.0, 90.0, 135.0, 179.0)
+_NAME = {"lbs": "LBS", "dqs": "DQS", "cor": "CoR"}
 
 
 def _table(sweep, methods):
@@ -31,6 +33,28 @@ def _table(sweep, methods):
     return "\n".join(rows)
 
 
+def _cor_table(rig, sweep, angles):
+    """CoR at the demo's twists, then the elbow of ``rigs.arm`` bent by 90 / 120 degrees: bulge
+    (largest increase of a vertex's distance from the bones; the arm's radius is 5) and volume,
+    per method.  Rows start with a word, so the main table's rows stay the only ones that start
+    with an angle."""
+    from . import metrics, rigs
+
+    rows = ["CoR (optimized centers of rotation) keeps the twisted radius like DQS:"]
+    for i, a in enumerate(sweep["angles"]):
+        rows.append(f"  twist {a:>3.0f}°  CoR vol {sweep['volume_ratio']['cor'][i]:.3f}  "
+                    f"CoR r {sweep['min_radius']['cor'][i]:.3f}")
+    rows.append("and bulges less than DQS at a bent elbow, losing less volume than LBS "
+                "(skinkit.rigs.arm, radius 5):")
+    arm = rigs.arm()
+    bend = metrics.bend_sweep(arm, "elbow", [90.0, 120.0], methods=("lbs", "dqs", "cor"))
+    for i, a in enumerate(bend["angles"]):
+        rows.append(f"  bend {a:>4.0f}°  " + "  ".join(
+            f"{_NAME[m]} bulge {bend['bulge'][m][i]:.2f} vol {bend['volume_ratio'][m][i]:.3f}"
+            for m in ("lbs", "dqs", "cor")))
+    return "\n".join(rows)
+
+
 def demo(out=".", angles=DEMO_ANGLES, plots=True, stream=None):
     """Run the candy-wrapper demo; returns the exit status (0 ok, 1 could not write)."""
     from . import metrics, rigs
@@ -38,7 +62,7 @@ def demo(out=".", angles=DEMO_ANGLES, plots=True, stream=None):
     stream = sys.stdout if stream is None else stream
     methods = ("rigid", "lbs", "dqs")
     rig = rigs.seed001()
-    sweep = metrics.twist_sweep(rig, 5, angles, methods=methods)
+    sweep = metrics.twist_sweep(rig, 5, angles, methods=methods + ("cor",))
     print("skinkit demo: seed 001's cylinder (radius 40, height 200, 12 x 20 segments) on 11 "
           "joints 20 apart,\nheight-band weights; joint 5 twisted about the bone axis.", file=stream)
     print("vol = enclosed volume / rest volume; r = smallest radius between joints 4 and 5 / rest;",
@@ -48,7 +72,8 @@ def demo(out=".", angles=DEMO_ANGLES, plots=True, stream=None):
     print(_table(sweep, methods), file=stream)
     print("\nRings are 10 apart on this mesh, so the band next to the twisted joint turns a lot "
           "between two rings:\neven DQS loses a little volume there (almost none on a finer mesh; "
-          "see notebooks/candy_wrapper.ipynb).", file=stream)
+          "see notebooks/candy_wrapper.ipynb).\n", file=stream)
+    print(_cor_table(rig, sweep, angles), file=stream)
     if not plots:
         return 0
     try:
@@ -62,8 +87,10 @@ def demo(out=".", angles=DEMO_ANGLES, plots=True, stream=None):
     try:
         os.makedirs(out, exist_ok=True)
         files = [os.path.join(out, "candy_wrapper.png"), os.path.join(out, "volume_ratio.png")]
-        plot.candy_wrapper(rig, angles=(0, 90, 135, 179)).savefig(files[0], dpi=110)
-        fine = metrics.twist_sweep(rig, 5, np.linspace(0.0, 180.0, 37), methods=methods)
+        plot.candy_wrapper(rig, angles=(0, 90, 135, 179), methods=methods + ("cor",)).savefig(
+            files[0], dpi=110)
+        fine = metrics.twist_sweep(rig, 5, np.linspace(0.0, 180.0, 37),
+                                   methods=methods + ("cor",))
         plot.volume_chart(fine, title="Twisting joint 5 of seed 001's cylinder").savefig(
             files[1], dpi=110)
     except OSError as exc:

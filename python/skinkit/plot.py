@@ -13,10 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["candy_wrapper", "volume_chart", "elbow_bend", "weights", "skeleton", "mesh",
-           "METHOD_COLORS"]
+           "METHOD_COLORS", "METHOD_LABELS"]
 
 METHOD_COLORS = {"rigid": "#7f7f7f", "lbs": "#e6842a", "dqs": "#3b75af", "cor": "#55a868",
                  "blend": "#8172b2"}
+# row and legend labels; methods without an entry are upper-cased
+METHOD_LABELS = {"cor": "CoR"}
 _LIGHT = np.array([0.4, -0.6, 0.7]) / np.linalg.norm([0.4, -0.6, 0.7])
 
 
@@ -207,7 +209,8 @@ def candy_wrapper(rig=None, angles=(0, 90, 135, 179), methods=("rigid", "lbs", "
             if r == 0:
                 ax.set_title(f"twist {a:g}°", fontsize=10)
             if c == 0:
-                ax.text2D(-0.02, 0.5, m.upper(), transform=ax.transAxes, rotation=90,
+                ax.text2D(-0.02, 0.5, METHOD_LABELS.get(m, m.upper()), transform=ax.transAxes,
+                          rotation=90,
                           va="center", ha="right", fontsize=11, fontweight="bold",
                           color=METHOD_COLORS.get(m, "k"))
     fig.suptitle(f"Candy wrapper: twisting {rig.skeleton.names[rig.skeleton.index(joint)]}"
@@ -236,9 +239,11 @@ def volume_chart(sweep, title="Twist sweep"):
     for i, (key, label) in enumerate(panels):
         ax = fig.add_subplot(1, len(panels), i + 1)
         for m, y in sweep[key].items():
-            # rigid dashed and on top: it often coincides with DQS (both keep the radius)
-            ax.plot(a, y, label=m.upper(), color=METHOD_COLORS.get(m), lw=2,
-                    ls=(0, (4, 3)) if m == "rigid" else "-", zorder=3 if m == "rigid" else 2)
+            # rigid and CoR dashed / dotted and on top: under a twist both often coincide with
+            # DQS (all three keep the radius)
+            style = {"rigid": (0, (4, 3)), "cor": (0, (1, 2))}.get(m, "-")
+            ax.plot(a, y, label=METHOD_LABELS.get(m, m.upper()), color=METHOD_COLORS.get(m),
+                    lw=2.5 if m == "cor" else 2, ls=style, zorder=2 if style == "-" else 3)
         ax.set_xlabel("twist angle (degrees)")
         ax.set_ylabel(label)
         ax.set_xlim(a.min(), a.max())
@@ -281,11 +286,14 @@ def elbow_bend(rig=None, angles=(0, 45, 90, 135), methods=("lbs", "dqs"), joint=
             if r == 0:
                 ax.set_title(f"bend {a:g}°", fontsize=10)
             if c == 0:
-                ax.text2D(-0.02, 0.5, m.upper(), transform=ax.transAxes, rotation=90,
+                ax.text2D(-0.02, 0.5, METHOD_LABELS.get(m, m.upper()), transform=ax.transAxes,
+                          rotation=90,
                           va="center", ha="right", fontsize=11, fontweight="bold",
                           color=METHOD_COLORS.get(m, "k"))
-    fig.suptitle("Elbow bend: LBS collapses the inside of the joint, DQS keeps its girth",
-                 fontsize=10)
+    title = "Elbow bend: LBS collapses the inside of the joint, DQS keeps its girth"
+    if "cor" in methods:
+        title += " but bulges out, CoR bulges less"
+    fig.suptitle(title, fontsize=10)
     return fig
 
 
