@@ -587,3 +587,11 @@ def centers_of_rotation(positions, faces, indices, weights, sigma=0.1, subdivide
     out = np.full(P.shape, np.nan)
     if not samples:
         return out
+    cent = np.array([s[0] for s in samples])
+    area = np.array([s[1] for s in samples])
+    wt = np.array([s[2] for s in samples])
+    for i in range(P.shape[0]):
+        sa = cor_similarity(W[i], wt, sigma) * area
+        if sa.sum() != 0:
+            out[i] = (sa[:, None] * cent).sum(0) / sa.sum()
+    return out
