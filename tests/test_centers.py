@@ -492,3 +492,32 @@ def test_deform_cor_end_to_end_with_the_kernel():
                    pivots=mesh.pivots())
     assert np.array_equal(got, want)
     assert not np.allclose(got, sk.skin(mesh.positions, mesh.influences, K, method="lbs"))
+
+
+# ---------------------------------------------------------------------------------------------
+# properties (hypothesis): random small meshes, any K, J, faces, sigma, subdivision, dtypes
+# ---------------------------------------------------------------------------------------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), V=st.integers(3, 25), T=st.integers(0, 30),
+       K=st.integers(1, 5), J=st.integers(1, 7), corners=st.sampled_from([3, 4]),
+       zero=st.floats(0.0, 0.8), sigma=st.sampled_from([0.02, 0.1, 0.5]),
+       subdivide=st.sampled_from([False, True, 0.25]), itype=st.sampled_from(INDEX_DTYPES),
+       threads=st.integers(1, 4))
+def test_property_matches_reference(seed, V, T, K, J, corners, zero, sigma, subdivide, itype,
+                                    threads):
+    rng = np.random.default_rng(seed)
+    P = rng.normal(size=(V, 3)) * rng.uniform(0.1, 100)
+    F = rng.integers(0, V, size=(T, corners)).astype(itype)
+    idx = rng.integers(0, J, size=(V, K)).astype(itype)
+    w = rng.random((V, K))
+    w[rng.random((V, K)) < zero] = 0
+    if rng.random() < 0.5:
+        s = w.sum(1, keepdims=True)
+        w = np.divide(w, s, out=np.zeros_like(w), where=s > 0)
+    c = sk.centers_of_rotation(P, F, idx, w, sigma=sigma, subdivide=subdivide, threads=threads)
+    close(c, ref.centers_of_rotation(P, F, idx, w, sigma=sigma, subdivide=subdivide), 1e-10)

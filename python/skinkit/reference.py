@@ -544,11 +544,14 @@ def _cor_triangles(faces):
     return f
 
 
-def _cor_samples(p, w, eps, depth=0):
+def _cor_samples(p, w, eps, depth=0, diff=None):
     """Sample triangles (centroid, area, mean weight) of the triangle with corners ``p (3, 3)``
     and corner weights ``w (3, J)``, split 1 → 4 at the edge midpoints while two corners' weights
-    differ by ``eps`` or more (max abs difference over joints)."""
-    diff = max(np.max(np.abs(w[a] - w[b])) for a, b in ((0, 1), (1, 2), (0, 2)))
+    differ by ``eps`` or more (max abs difference over joints).  Weights are linear over the
+    triangle, so the pieces of level d differ by exactly ``diff / 2^d``: that is what is compared
+    (the midpoints' rounding would otherwise flip ties such as diff / 4 == eps)."""
+    if diff is None:
+        diff = max(np.max(np.abs(w[a] - w[b])) for a, b in ((0, 1), (1, 2), (0, 2)))
     if eps is not None and diff >= eps and depth < COR_MAX_DEPTH:
         mp = [(p[a] + p[b]) / 2 for a, b in ((0, 1), (1, 2), (2, 0))]
         mw = [(w[a] + w[b]) / 2 for a, b in ((0, 1), (1, 2), (2, 0))]
@@ -557,7 +560,7 @@ def _cor_samples(p, w, eps, depth=0):
                        ([mp[0], p[1], mp[1]], [mw[0], w[1], mw[1]]),
                        ([mp[2], mp[1], p[2]], [mw[2], mw[1], w[2]]),
                        ([mp[0], mp[1], mp[2]], [mw[0], mw[1], mw[2]])):
-            out += _cor_samples(np.array(cp), np.array(cw), eps, depth + 1)
+            out += _cor_samples(np.array(cp), np.array(cw), eps, depth + 1, diff / 2)
         return out
     area = 0.5 * np.linalg.norm(np.cross(p[1] - p[0], p[2] - p[0]))
     return [(p.mean(0), area, w.mean(0))]
