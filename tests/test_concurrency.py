@@ -111,7 +111,7 @@ def test_shared_out_buffers_distinct_rows():
     assert np.all(buf[:, :2] == 5.0) and np.all(buf[:, 5:] == 5.0)
 
 
-@pytest.mark.parametrize("method", ["lbs", "dqs", "rigid", "proximity"])
+@pytest.mark.parametrize("method", ["lbs", "dqs", "rigid", "cor", "blend", "proximity"])
 def test_a_python_thread_runs_while_a_kernel_is_in_flight(method):
     """If a call held the GIL, a counter in another Python thread could not move during it."""
     rng = np.random.default_rng(1)
@@ -127,6 +127,10 @@ def test_a_python_thread_runs_while_a_kernel_is_in_flight(method):
         "lbs": lambda: sk.lbs(P, idx, w, palettes, threads=1),
         "dqs": lambda: sk.dqs(P, idx, w, palettes, pivots=skel.pivots(), threads=1),
         "rigid": lambda: sk.rigid(P, idx[:, 0], palettes, threads=1),
+        "cor": lambda: sk.cor(P, idx, w, palettes, centers=P + 0.5, pivots=skel.pivots(),
+                              threads=1),
+        "blend": lambda: sk.skin(P, idx, w, palettes, method="blend", blend=0.5,
+                                 pivots=skel.pivots(), threads=1),
         "proximity": lambda: bind.proximity(P[:60_000], skel, k=4, to="bone"),
     }[method]
 

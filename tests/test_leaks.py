@@ -65,12 +65,23 @@ def _calls(r):
     P, N, T, idx, w, pal = r["P"], r["N"], r["T"], r["idx"], r["w"], r["palette"]
     out, out_n, out_t = r["out"], r["out_n"], r["out_t"]
     skel, verts = r["skel"], r["P"]
+    C, b = P + 0.5, np.full(P.shape[0], 0.25, P.dtype)
+    C_bad, b_bad = C.copy(), b.copy()
+    C_bad[3, 1], b_bad[4] = np.nan, 1.5
     return {
         "lbs": (lambda: sk.lbs(P, idx, w, pal, normals=N, tangents=T, out=out, out_normals=out_n,
                                out_tangents=out_t), [P, N, T, idx, w, pal, out, out_n, out_t], None),
         "lbs-influences": (lambda: sk.lbs(P, r["infl"], pal, out=out), [P, pal, out], None),
         "dqs": (lambda: sk.dqs(P, idx, w, r["scaled"], pivots=r["pivots"], normals=N, out=out,
                                out_normals=out_n), [P, N, idx, w, r["scaled"], r["pivots"], out, out_n], None),
+        "cor": (lambda: sk.cor(P, idx, w, r["scaled"], centers=C, pivots=r["pivots"], normals=N,
+                               out=out, out_normals=out_n), [P, N, idx, w, C, out, out_n], None),
+        "cor-error": (lambda: sk.cor(P, idx, w, pal, centers=C_bad, out=out), [P, idx, w, C_bad, out],
+                      ValueError),
+        "blend": (lambda: sk.skin(P, idx, w, pal, method="blend", blend=b, normals=N, out=out,
+                                  out_normals=out_n), [P, N, idx, w, b, out, out_n], None),
+        "blend-error": (lambda: sk.skin(P, idx, w, pal, method="blend", blend=b_bad, out=out),
+                        [P, idx, w, b_bad, out], ValueError),
         "rigid": (lambda: sk.rigid(P, r["ridx"], pal, normals=N, out=out, out_normals=out_n),
                   [P, N, r["ridx"], pal, out, out_n], None),
         "lbs-error": (lambda: sk.lbs(P, idx, r["bad_w"], pal, out=out), [P, idx, r["bad_w"], pal, out],
