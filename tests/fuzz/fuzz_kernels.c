@@ -1,6 +1,7 @@
 /* fuzz_kernels.c -- libFuzzer target over the skinning entry points of sk.h:
  * sk_validate_influences_*, sk_validate_rigid_indices, sk_lbs_prepare_*, sk_dqs_prepare_*,
- * sk_rigid_*, sk_lbs_*, sk_dqs_*, sk_parallel_for and the SIMD dispatch (sk_simd_*).
+ * sk_cor_prepare_*, sk_validate_centers_*, sk_validate_blend_*,
+ * sk_rigid_*, sk_lbs_*, sk_dqs_*, sk_cor_*, sk_blend_*, sk_parallel_for and the SIMD dispatch (sk_simd_*).
  *
  * Every vertex stream gets its own layout (C or Fortran order, reversed axes, padding between
  * vertices as in an interleaved buffer), every index and weight dtype is drawn, K runs past the
@@ -67,11 +68,15 @@ static void run_kernel(const job_any *job, int method, int64_t begin, int64_t en
     if (job->f64) {
         if (method == 0) sk_rigid_f64(&job->j64, begin, end);
         else if (method == 1) sk_lbs_f64(&job->j64, begin, end);
-        else sk_dqs_f64(&job->j64, begin, end);
+        else if (method == 2) sk_dqs_f64(&job->j64, begin, end);
+        else if (method == 3) sk_cor_f64(&job->j64, begin, end);
+        else sk_blend_f64(&job->j64, begin, end);
     } else {
         if (method == 0) sk_rigid_f32(&job->j32, begin, end);
         else if (method == 1) sk_lbs_f32(&job->j32, begin, end);
-        else sk_dqs_f32(&job->j32, begin, end);
+        else if (method == 2) sk_dqs_f32(&job->j32, begin, end);
+        else if (method == 3) sk_cor_f32(&job->j32, begin, end);
+        else sk_blend_f32(&job->j32, begin, end);
     }
 }
 
@@ -178,7 +183,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     int f64 = fz_bool(&in);
     size_t item = f64 ? sizeof(double) : sizeof(float);
-    int method = (int)fz_range(&in, 0, 2); /* rigid, lbs, dqs */
+    int method = (int)fz_range(&in, 0, 4); /* rigid, lbs, dqs, cor, blend */
     int64_t V = fz_range(&in, 0, MAX_V), J = fz_range(&in, 1, MAX_J);
     int64_t K = (fz_bits(&in, 1) & 7) == 0 ? fz_range(&in, 1, MAX_K) : fz_range(&in, 1, 6);
     sk_index_type itype = (sk_index_type)fz_range(&in, 0, 4);
@@ -243,13 +248,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     fz_block pivots = fz_alloc(item * 3 * (size_t)J);
     fz_fill_flat(&in, pivots.mem, 3 * J, f64, 1);
+    /* CoR centers and blend amounts: any values (NaN, inf, outside [0, 1]) reach the kernels when
+     * validation is skipped; a center row's NaNs only pick the LBS fallback, never an address */
+    fz_strided ctr = fz_layout(&in, V, 3, item), bln = fz_layout(&in, V, 1, item);
+    fz_fill(&in, &ctr, 1);
+    fz_fill(&in, &bln, 1);
     int64_t split = V ? fz_range(&in, 0, V) : 0;
     int threads = (fz_bits(&in, 1) & 15) == 0 ? 2 : 1;
 
     fz_block pos0 = fz_snapshot(&pos.block), nrm0 = fz_snapshot(&nrm.block),
              tan0 = fz_snapshot(&tan.block), idx0 = fz_snapshot(&idx.block),
              wts0 = fz_snapshot(&wts.block), pal0 = fz_snapshot(&palette),
-             piv0 = fz_snapshot(&pivots);
+             piv0 = fz_snapshot(&pivots), ctr0 = fz_snapshot(&ctr.block),
+             bln0 = fz_snapshot(&bln.block);
 
     /* validation: read-only */
     sk_influences infl;
@@ -267,16 +278,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         vr = f64 ? sk_validate_influences_f64(&infl, V, J, &bad)
                  : sk_validate_influences_f32(&infl, V, J, &bad);
     }
+    if (vr == SK_OK && method >= 3) {
+        sk_stream cs = stream_of(method == 3 ? &ctr : &bln);
+        if (method == 3)
+            vr = f64 ? sk_validate_centers_f64(&cs, V, &bad) : sk_validate_centers_f32(&cs, V, &bad);
+        else
+            vr = f64 ? sk_validate_blend_f64(&cs, V, &bad) : sk_validate_blend_f32(&cs, V, &bad);
+        if (!fz_same(&ctr.block, &ctr0) || !fz_same(&bln.block, &bln0))
+            FZ_FAIL("validation modified the centers or blend amounts");
+    }
     if (vr != SK_OK && (bad < 0 || bad >= V)) FZ_FAIL("validation: bad vertex %lld", (long long)bad);
     if (!fz_same(&idx.block, &idx0) || !fz_same(&wts.block, &wts0))
         FZ_FAIL("validation modified the influences");
 
     /* prepare */
-    size_t psize = method == 2 ? SK_DQS_PREPARED_SIZE : SK_LBS_PREPARED_SIZE;
+    size_t psize = method >= 3   ? SK_COR_PREPARED_SIZE
+                   : method == 2 ? SK_DQS_PREPARED_SIZE : SK_LBS_PREPARED_SIZE;
     fz_block prepared = fz_alloc(item * psize * (size_t)J);
     sk_result pr;
     const void *pv = use_pivots ? pivots.mem : NULL;
-    if (method == 2)
+    if (method >= 3)
+        pr = f64 ? sk_cor_prepare_f64((double *)prepared.mem, (double *)palette.mem, pv, J, &bad)
+                 : sk_cor_prepare_f32((float *)prepared.mem, (float *)palette.mem, pv, J, &bad);
+    else if (method == 2)
         pr = f64 ? sk_dqs_prepare_f64((double *)prepared.mem, (double *)palette.mem, pv, J, &bad)
                  : sk_dqs_prepare_f32((float *)prepared.mem, (float *)palette.mem, pv, J, &bad);
     else
@@ -302,6 +326,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         job.j64.prepared = (const double *)prepared.mem;
         job.j32.n_joints = job.j64.n_joints = J;
         job.j32.normal_rule = job.j64.normal_rule = (sk_normal_rule)normal_rule;
+        job.j32.centers = job.j64.centers = stream_of(&ctr);
+        job.j32.blend = job.j64.blend = stream_of(&bln);
         fz_block prep0 = fz_snapshot(&prepared);
 
         outs o1;
@@ -354,8 +380,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 FZ_FAIL("a kernel modified its vertex inputs");
         }
         if (!fz_same(&idx.block, &idx0) || !fz_same(&wts.block, &wts0) ||
-            !fz_same(&prepared, &prep0))
-            FZ_FAIL("a kernel modified the influences or the prepared palette");
+            !fz_same(&prepared, &prep0) || !fz_same(&ctr.block, &ctr0) ||
+            !fz_same(&bln.block, &bln0))
+            FZ_FAIL("a kernel modified the influences, the prepared palette, centers or blend");
         outs_free(&o1);
         outs_free(&o2);
         outs_free(&o3);
@@ -367,5 +394,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fz_free(&prepared);
     fz_free(&pos0); fz_free(&nrm0); fz_free(&tan0); fz_free(&idx0); fz_free(&wts0);
     fz_free(&pal0); fz_free(&piv0);
+    fz_free(&ctr.block); fz_free(&bln.block); fz_free(&ctr0); fz_free(&bln0);
     return 0;
 }
