@@ -4,6 +4,8 @@ threads, and every bad input.
 """
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import skinkit as sk
 from skinkit import _core
@@ -60,7 +62,7 @@ class Scene:
 
 def size(scene, palette):
     finite = np.nan_to_num(np.asarray(scene.C, np.float64))
-    return (np.abs(scene.P).max() + np.abs(finite).max()
+    return (np.abs(scene.P).max(initial=1.0) + np.abs(finite).max(initial=0.0)
             + np.abs(np.asarray(palette)[..., :3, 3]).max())
 
 
@@ -123,6 +125,24 @@ def test_blend_matches_reference(dtype, K, scale):
                       normals=s.N, tangents=s.T)
         want = ref.blend(s.P, s.idx, s.w, pal, amount, pivots=piv, normals=s.N, tangents=s.T)
         assert_close(got, want, s, pal, dtype)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2 ** 32 - 1), V=st.integers(0, 25), J=st.integers(1, 7),
+       K=st.integers(1, 9), f64=st.booleans(), scale=st.booleans(), frames=st.sampled_from([None, 2]))
+def test_random_shapes_and_poses_match_the_reference(seed, V, J, K, f64, scale, frames):
+    """Any V (0 included), J, K (K > J too), batch, scale: CoR and blend against the reference."""
+    rng = np.random.default_rng(seed)
+    dtype = np.float64 if f64 else np.float32
+    s = Scene(rng, V=max(V, 3), J=J, K=K, dtype=dtype)
+    s.P, s.N, s.idx, s.w, s.C = s.P[:V], s.N[:V], s.idx[:V], s.w[:V], s.C[:V]
+    pal = poses(rng, J, frames=frames, scale=scale)
+    piv = s.pivots if scale else None
+    b = rng.random(V).astype(dtype)
+    got = sk.cor(s.P, s.idx, s.w, pal, centers=s.C, pivots=piv, normals=s.N)
+    assert_close(got, ref.cor(s.P, s.idx, s.w, pal, s.C, pivots=piv, normals=s.N), s, pal, dtype)
+    got = sk.skin(s.P, s.idx, s.w, pal, method="blend", blend=b, pivots=piv, normals=s.N)
+    assert_close(got, ref.blend(s.P, s.idx, s.w, pal, b, pivots=piv, normals=s.N), s, pal, dtype)
 
 
 def test_unorm_weights():
