@@ -70,6 +70,8 @@ void SK_FN(sk_cor)(const SK_JOB *job, int64_t begin, int64_t end)
     const SK_T *prep = job->prepared;
     const int any_scale =
         SK_FN(sk_dqs_any_scale)(prep + SK_COR_DQS, SK_COR_PREPARED_SIZE, job->n_joints);
+    /* the SIMD kernels take rigid palettes only: a scaled one needs DQS's two phases */
+    if (!any_scale && SK_FN(cor_simd)(job, begin, end)) return;
     for (int64_t v = begin; v < end; ++v) {
         SK_T c[3], pos[3], nrm[3], tan[3];
         SK_FN(sk_load3)(c, &job->centers, v);

@@ -1183,3 +1183,267 @@ void SK_ISA(sk_dqs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end
 {
     SIMD_DISPATCH(dqs8_range, job, begin, end);
 }
+
+/* ==========================================================================================
+ * float32 CoR of a rigid palette (Le & Hodgins 2016; skin_cor.template.c), both ISAs: per
+ * vertex, blend the rotation quaternions (DQS's pivot and hemisphere rule) as one xmm and the
+ * LBS 3x4 as two ymm, and apply the LBS to the center right away, so one ymm row [q | LBS(c)]
+ * per vertex remains; then finish 8 vertices transposed: normalize q, R from q,
+ * v' = R (v - c) + LBS(c), n' = R n.
+ *
+ * Per joint it reads the blocks sk_cor_prepare writes (sk.h): the LBS block's column-major 3x4
+ * (for a rigid palette the same numbers as the rigid part the scalar kernel blends) and the DQS
+ * block's quaternion; no other layout.  A vertex without a center (NaN row) is LBS: the
+ * scalar per-vertex code below, during the blend phase, so it reads its inputs before the
+ * block's stores (in place is safe).
+ * ======================================================================================== */
+
+#define SK_T float
+#define SK_FN(name) name##_f32
+#define SK_JOB sk_skin_job_f32
+#include "skin_common.template.h"
+#undef SK_T
+#undef SK_FN
+#undef SK_JOB
+
+#define COR_Q (SK_COR_DQS) /* the quaternion within a joint's record */
+
+/* dqs_signs for CoR's records: sign[p J + j] = -1 when joint j's quaternion must flip to join
+ * pivot p's hemisphere (the scalar kernel's dot product, same expression). */
+static void cor_signs(float *sign, const float *prep, int64_t n_joints)
+{
+    for (int64_t p = 0; p < n_joints; ++p) {
+        const float *q0 = prep + SK_COR_PREPARED_SIZE * p + COR_Q;
+        for (int64_t j = 0; j < n_joints; ++j) {
+            const float *pj = prep + SK_COR_PREPARED_SIZE * j + COR_Q;
+            float dot = q0[0] * pj[0] + q0[1] * pj[1] + q0[2] * pj[2] + q0[3] * pj[3];
+            sign[p * n_joints + j] = dot < 0 ? -1.0f : 1.0f;
+        }
+    }
+}
+
+/* One vertex's blend: *q = sum +-w_i q_i (the pivot's hemisphere), *m01 / *m23 = sum w_i K_i
+ * as [col0 | col1] / [col2 | col3].  Returns the weight sum; the sums stay 0 when it is
+ * <= 1e-6 (the vertex is copied). */
+SK_ALWAYS_INLINE float cor8_blend(__m128 *q, __m256 *m01, __m256 *m23, const sk_skin_job_f32 *job,
+                                  int64_t v, const int32_t *off, const float *sign,
+                                  sk_index_type it, int64_t kk, sk_weight_type wt)
+{
+    const sk_influences *in = &job->influences;
+    const char *ip = (const char *)in->indices.data + v * in->indices.row;
+    const char *wp = (const char *)in->weights.data + v * in->weights.row;
+    const float *prep = job->prepared;
+    __m128 aq = _mm_setzero_ps();
+    __m256 a01 = _mm256_setzero_ps(), a23 = _mm256_setzero_ps();
+    float total = 0;
+    if (kk == 4 && sign) { /* joints from offsets4 (stride 1), signs from the table */
+        const ptrdiff_t we = in->weights.elem;
+        float w[4];
+        for (int k = 0; k < 4; ++k) {
+            w[k] = *(const float *)(wp + k * we);
+            total += w[k];
+        }
+        /* the pivot: the largest weight, ties to the smallest joint (dqs8_blend) */
+        int64_t pivot = off[0];
+        float best = w[0];
+        for (int k = 1; k < 4; ++k)
+            if (w[k] > best || (w[k] == best && off[k] < pivot)) {
+                best = w[k];
+                pivot = off[k];
+            }
+        if (total > 1e-6f) {
+            const float *sp = sign + pivot * job->n_joints;
+            for (int k = 0; k < 4; ++k) {
+                const float *pj = prep + SK_COR_PREPARED_SIZE * (int64_t)off[k];
+                const __m256 wk = _mm256_set1_ps(w[k]);
+                aq = _mm_fmadd_ps(_mm_set1_ps(w[k] * sp[off[k]]), _mm_loadu_ps(pj + COR_Q), aq);
+                a01 = _mm256_fmadd_ps(wk, _mm256_loadu_ps(pj), a01);
+                a23 = _mm256_fmadd_ps(wk, _mm256_loadu_ps(pj + 8), a23);
+            }
+        }
+    } else {
+        const int64_t K = kk ? kk : in->k;
+        uint64_t top = 0;
+        for (int64_t k = 0; k < K; ++k) {
+            float w;
+            int64_t j;
+            SIMD_SLOT(simd_weight_f32, in, ip, wp, k, it, wt, job->n_joints, w, j);
+            total += w;
+            top = pivot_key(w, j) > top ? pivot_key(w, j) : top;
+        }
+        if (total > 1e-6f) {
+            const float *q0 = prep + SK_COR_PREPARED_SIZE * (int64_t)(uint32_t)~top + COR_Q;
+            for (int64_t k = 0; k < K; ++k) {
+                float w;
+                int64_t j;
+                SIMD_SLOT(simd_weight_f32, in, ip, wp, k, it, wt, job->n_joints, w, j);
+                const float *pj = prep + SK_COR_PREPARED_SIZE * j;
+                const float *qj = pj + COR_Q;
+                float dot = q0[0] * qj[0] + q0[1] * qj[1] + q0[2] * qj[2] + q0[3] * qj[3];
+                const __m256 wk = _mm256_set1_ps(w);
+                aq = _mm_fmadd_ps(_mm_set1_ps(dot < 0 ? -w : w), _mm_loadu_ps(qj), aq);
+                a01 = _mm256_fmadd_ps(wk, _mm256_loadu_ps(pj), a01);
+                a23 = _mm256_fmadd_ps(wk, _mm256_loadu_ps(pj + 8), a23);
+            }
+        }
+    }
+    *q = aq;
+    *m01 = a01;
+    *m23 = a23;
+    return total;
+}
+
+/* Lane i of the result all ones when bit i of `bits` is set. */
+SK_ALWAYS_INLINE __m256 cor8_lanes(unsigned bits)
+{
+    return _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+        _mm256_and_si256(_mm256_set1_epi32((int)bits), _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128)),
+        _mm256_setzero_si256()));
+}
+
+#define V8(x) _mm256_set1_ps(x)
+
+SK_ALWAYS_INLINE void cor8_block(const sk_skin_job_f32 *job, int64_t v0, int n, const float *pin,
+                                 const float *nin, const float *cin, float *pout, float *nout,
+                                 const float *sign, sk_index_type it, int64_t kk, sk_weight_type wt)
+{
+    const int normals = nin != NULL;
+    __m256 r[8];
+    unsigned copy = 0, lbs = 0;
+    float lp[24] = {0}, ln[24] = {0}; /* LBS results of the vertices without a center */
+    int32_t off[32];
+    if (kk == 4 && sign) offsets4(off, &job->influences, v0, n, it, job->n_joints, 1);
+#pragma GCC unroll 1
+    for (int i = 0; i < 8; ++i) {
+        r[i] = _mm256_setzero_ps();
+        if (i >= n) {
+            copy |= 1u << i;
+            continue;
+        }
+        const float *c = cin + 3 * i;
+        if (isnan(c[0])) { /* validated rows are all NaN or all finite */
+            float tan[3];
+            lbs |= 1u << i;
+            if (!sk_lbs_eval_f32(job, v0 + i, job->prepared + SK_COR_LBS, SK_COR_PREPARED_SIZE,
+                                 lp + 3 * i, ln + 3 * i, tan))
+                copy |= 1u << i;
+            continue;
+        }
+        __m128 q;
+        __m256 m01, m23;
+        float total = cor8_blend(&q, &m01, &m23, job, v0 + i, off + 4 * i, sign, it, kk, wt);
+        if (!(total > 1e-6f)) copy |= 1u << i;
+        /* LBS(c) = (col0 cx + col2 cz) + (col1 cy + col3) */
+        const __m256 cxy = _mm256_setr_m128(_mm_set1_ps(c[0]), _mm_set1_ps(c[1]));
+        const __m256 cz1 = _mm256_setr_m128(_mm_set1_ps(c[2]), _mm_set1_ps(1.0f));
+        const __m256 l = _mm256_fmadd_ps(m23, cz1, _mm256_mul_ps(m01, cxy));
+        const __m128 lc = _mm_add_ps(_mm256_castps256_ps128(l), _mm256_extractf128_ps(l, 1));
+        r[i] = _mm256_setr_m128(q, lc);
+    }
+    transpose8_ps(r);
+    const __m256 zero = _mm256_setzero_ps(), one = V8(1.0f), two = V8(2.0f);
+    __m256 n2 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(r[0], r[0]), _mm256_mul_ps(r[1], r[1])),
+                                            _mm256_mul_ps(r[2], r[2])), _mm256_mul_ps(r[3], r[3]));
+    __m256 ok = _mm256_cmp_ps(n2, zero, _CMP_GT_OQ);
+    /* copied: small weight sums, and a zero blended rotation where there is a center */
+    copy |= ~lbs & ~(unsigned)_mm256_movemask_ps(ok) & 0xffu;
+    const __m256 keep = cor8_lanes(copy), from_lbs = cor8_lanes(lbs & ~copy);
+    __m256 inv = _mm256_blendv_ps(one, _mm256_div_ps(one, _mm256_sqrt_ps(n2)), ok);
+    const __m256 x = _mm256_mul_ps(r[0], inv), y = _mm256_mul_ps(r[1], inv);
+    const __m256 z = _mm256_mul_ps(r[2], inv), s = _mm256_mul_ps(r[3], inv);
+    const __m256 xx = _mm256_mul_ps(x, x), yy = _mm256_mul_ps(y, y), zz = _mm256_mul_ps(z, z);
+    const __m256 xy = _mm256_mul_ps(x, y), xz = _mm256_mul_ps(x, z), yz = _mm256_mul_ps(y, z);
+    const __m256 xs = _mm256_mul_ps(x, s), ys = _mm256_mul_ps(y, s), zs = _mm256_mul_ps(z, s);
+    const __m256 r00 = _mm256_sub_ps(one, _mm256_mul_ps(two, _mm256_add_ps(yy, zz)));
+    const __m256 r01 = _mm256_mul_ps(two, _mm256_sub_ps(xy, zs));
+    const __m256 r02 = _mm256_mul_ps(two, _mm256_add_ps(xz, ys));
+    const __m256 r10 = _mm256_mul_ps(two, _mm256_add_ps(xy, zs));
+    const __m256 r11 = _mm256_sub_ps(one, _mm256_mul_ps(two, _mm256_add_ps(xx, zz)));
+    const __m256 r12 = _mm256_mul_ps(two, _mm256_sub_ps(yz, xs));
+    const __m256 r20 = _mm256_mul_ps(two, _mm256_sub_ps(xz, ys));
+    const __m256 r21 = _mm256_mul_ps(two, _mm256_add_ps(yz, xs));
+    const __m256 r22 = _mm256_sub_ps(one, _mm256_mul_ps(two, _mm256_add_ps(xx, yy)));
+    __m256 px, py, pz, cx, cy, cz, nx = zero, ny = zero, nz = zero;
+    load8_xyz(pin, &px, &py, &pz);
+    load8_xyz(cin, &cx, &cy, &cz);
+    if (normals) load8_xyz(nin, &nx, &ny, &nz);
+    /* R (v - c) + LBS(c): relative to the center, as the scalar kernel */
+    const __m256 dx = _mm256_sub_ps(px, cx), dy = _mm256_sub_ps(py, cy), dz = _mm256_sub_ps(pz, cz);
+    __m256 ox = _mm256_add_ps(_mm256_fmadd_ps(r02, dz, _mm256_fmadd_ps(r01, dy, _mm256_mul_ps(r00, dx))), r[4]);
+    __m256 oy = _mm256_add_ps(_mm256_fmadd_ps(r12, dz, _mm256_fmadd_ps(r11, dy, _mm256_mul_ps(r10, dx))), r[5]);
+    __m256 oz = _mm256_add_ps(_mm256_fmadd_ps(r22, dz, _mm256_fmadd_ps(r21, dy, _mm256_mul_ps(r20, dx))), r[6]);
+    __m256 fx = zero, fy = zero, fz = zero;
+    if (lbs) {
+        load8_xyz(lp, &fx, &fy, &fz);
+        ox = _mm256_blendv_ps(ox, fx, from_lbs);
+        oy = _mm256_blendv_ps(oy, fy, from_lbs);
+        oz = _mm256_blendv_ps(oz, fz, from_lbs);
+    }
+    store8_xyz(pout, _mm256_blendv_ps(ox, px, keep), _mm256_blendv_ps(oy, py, keep),
+               _mm256_blendv_ps(oz, pz, keep));
+    if (normals) {
+        __m256 mx = _mm256_fmadd_ps(r02, nz, _mm256_fmadd_ps(r01, ny, _mm256_mul_ps(r00, nx)));
+        __m256 my = _mm256_fmadd_ps(r12, nz, _mm256_fmadd_ps(r11, ny, _mm256_mul_ps(r10, nx)));
+        __m256 mz = _mm256_fmadd_ps(r22, nz, _mm256_fmadd_ps(r21, ny, _mm256_mul_ps(r20, nx)));
+        __m256 m2 = _mm256_fmadd_ps(mz, mz, _mm256_fmadd_ps(my, my, _mm256_mul_ps(mx, mx)));
+        __m256 mi = _mm256_blendv_ps(one, _mm256_div_ps(one, _mm256_sqrt_ps(m2)),
+                                     _mm256_cmp_ps(m2, zero, _CMP_GT_OQ));
+        mx = _mm256_mul_ps(mx, mi);
+        my = _mm256_mul_ps(my, mi);
+        mz = _mm256_mul_ps(mz, mi);
+        if (lbs) {
+            load8_xyz(ln, &fx, &fy, &fz);
+            mx = _mm256_blendv_ps(mx, fx, from_lbs);
+            my = _mm256_blendv_ps(my, fy, from_lbs);
+            mz = _mm256_blendv_ps(mz, fz, from_lbs);
+        }
+        store8_xyz(nout, _mm256_blendv_ps(mx, nx, keep), _mm256_blendv_ps(my, ny, keep),
+                   _mm256_blendv_ps(mz, nz, keep));
+    }
+}
+
+#undef V8
+
+/* A partial or strided block: through zero-padded stack copies and the same block code. */
+SK_ALWAYS_INLINE void cor8_part(const sk_skin_job_f32 *job, int64_t v0, int64_t n, const float *sign,
+                                sk_index_type it, int64_t kk, sk_weight_type wt)
+{
+    const int normals = job->normals.data != NULL;
+    float bp[24], bn[24], bc[24], op[24], on[24];
+    gather3_f32(bp, 8, &job->positions, v0, n);
+    gather3_f32(bc, 8, &job->centers, v0, n);
+    if (normals) gather3_f32(bn, 8, &job->normals, v0, n);
+    cor8_block(job, v0, (int)n, bp, normals ? bn : NULL, bc, op, normals ? on : NULL, sign, it, kk, wt);
+    scatter3_f32(&job->out_positions, v0, n, op);
+    if (normals) scatter3_f32(&job->out_normals, v0, n, on);
+}
+
+SK_ALWAYS_INLINE void cor8_range(const sk_skin_job_f32 *job, int64_t begin, int64_t end,
+                                 sk_index_type it, int64_t kk, sk_weight_type wt)
+{
+    const int normals = job->normals.data != NULL;
+    float table[SK_DQS_SIGN_MAX_J * SK_DQS_SIGN_MAX_J];
+    const float *sign = NULL;
+    if (kk == 4 && job->n_joints <= SK_DQS_SIGN_MAX_J) {
+        cor_signs(table, job->prepared, job->n_joints);
+        sign = table;
+    }
+    int64_t v = begin;
+    if (packed_job(&job->positions, &job->out_positions, &job->normals, &job->out_normals, 4) &&
+        sk_simd_packed3(&job->centers, 4)) {
+        const float *pin = (const float *)job->positions.data;
+        const float *nin = (const float *)job->normals.data;
+        const float *cin = (const float *)job->centers.data;
+        float *pout = (float *)job->out_positions.data;
+        float *nout = (float *)job->out_normals.data;
+        for (; v + 8 <= end; v += 8)
+            cor8_block(job, v, 8, pin + 3 * v, normals ? nin + 3 * v : NULL, cin + 3 * v,
+                       pout + 3 * v, normals ? nout + 3 * v : NULL, sign, it, kk, wt);
+    }
+    for (; v < end; v += 8) cor8_part(job, v, end - v < 8 ? end - v : 8, sign, it, kk, wt);
+}
+
+void SK_ISA(sk_cor, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end)
+{
+    SIMD_DISPATCH(cor8_range, job, begin, end);
+}

@@ -94,7 +94,11 @@ def test_cor_matches_reference(dtype, K, rule):
         assert_close(got, want, s, pal, dtype, f"{index_dtype.__name__}")
         # handedness is copied
         assert np.array_equal(got[2][:, 3], s.T[:, 3])
-        assert np.array_equal(sk.cor(s.P, s.idx, s.w, pal, centers=s.C), got[0])
+        alone = sk.cor(s.P, s.idx, s.w, pal, centers=s.C)
+        if dtype == np.float64:
+            assert np.array_equal(alone, got[0])
+        else:  # without tangents float32 takes the SIMD kernels: their own rounding
+            assert_close(alone, want[0], s, pal, dtype, "no tangents")
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
