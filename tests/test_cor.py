@@ -18,6 +18,15 @@ FLOATS = [np.float64, np.float32]
 TOL = {np.float64: 1e-10, np.float32: 1e-5}
 
 
+@pytest.fixture(params=_core.simd_paths())
+def simd_path(request):
+    """Run the test on one SIMD path (float32 CoR has SIMD kernels), then restore the one in use
+    before."""
+    previous = _core.set_simd_path(request.param)
+    yield request.param
+    _core.set_simd_path(previous)
+
+
 # -- a random scene ------------------------------------------------------------------------------
 
 def poses(rng, J, frames=None, scale=False):
@@ -149,7 +158,7 @@ def test_random_shapes_and_poses_match_the_reference(seed, V, J, K, f64, scale, 
     assert_close(got, ref.blend(s.P, s.idx, s.w, pal, b, pivots=piv, normals=s.N), s, pal, dtype)
 
 
-def test_unorm_weights():
+def test_unorm_weights(simd_path):
     rng = np.random.default_rng(5)
     s = Scene(rng, K=4, dtype=np.float32)
     pal = poses(rng, s.J)
@@ -162,7 +171,7 @@ def test_unorm_weights():
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_batched(dtype):
+def test_batched(dtype, simd_path):
     rng = np.random.default_rng(7)
     s = Scene(rng, dtype=dtype)
     pal = poses(rng, s.J, frames=3)
@@ -184,7 +193,7 @@ def test_batched(dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_strided_layouts_and_out(dtype):
+def test_strided_layouts_and_out(dtype, simd_path):
     """Interleaved vertex buffers, Fortran order and reversed views in and out: read and written
     in place, the same bits as contiguous arrays."""
     rng = np.random.default_rng(9)
@@ -322,7 +331,7 @@ def test_blend_ends_are_lbs_and_dqs(dtype):
 
 @pytest.mark.parametrize("method", ["cor", "blend"])
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_threads_are_bit_identical(method, dtype):
+def test_threads_are_bit_identical(method, dtype, simd_path):
     rng = np.random.default_rng(29)
     s = Scene(rng, V=5003, K=4, dtype=dtype)
     pal = poses(rng, s.J, frames=2)
@@ -331,6 +340,13 @@ def test_threads_are_bit_identical(method, dtype):
     for n in (2, 3, 8):
         many = sk.skin(s.P, s.idx, s.w, pal, method=method, normals=s.N, threads=n, **kw)
         assert np.array_equal(one[0], many[0]) and np.array_equal(one[1], many[1])
+    # a vertex's bits do not depend on where its range starts (the SIMD kernels' partial blocks)
+    for start in (1, 5, 13, 16, 17, 63, 100):
+        kw_s = {k: v[start:] for k, v in kw.items()}
+        part = sk.skin(s.P[start:], s.idx[start:], s.w[start:], pal, method=method,
+                       normals=s.N[start:], **kw_s)
+        assert np.array_equal(part[0], one[0][:, start:]), start
+        assert np.array_equal(part[1], one[1][:, start:]), start
 
 
 def test_zero_weight_rows_and_empty_inputs():
@@ -475,3 +491,58 @@ def test_bulge_metric():
     assert sk.metrics.bulge(arm, P, K) == pytest.approx(0.5, abs=1e-9)
     assert sk.metrics.bulge(arm, np.stack([arm.positions, P]), np.stack([K, K])).tolist() == \
         pytest.approx([0.0, 0.5], abs=1e-9)
+
+
+# -- the float32 CoR SIMD kernels (skin_simd.template.c) on every path ---------------------------
+
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+@pytest.mark.parametrize("K", [1, 2, 4, 8])
+@pytest.mark.parametrize("rule", ["joint", "blend"])
+def test_cor_simd_matches_reference(simd_path, index_dtype, K, rule):
+    """Without tangents (the SIMD kernels' case): odd V (a partial last block), NaN centers (LBS
+    with either normal rule), an all-zero row copied bit for bit."""
+    rng = np.random.default_rng([K, INDEX_DTYPES.index(index_dtype)])
+    s = Scene(rng, V=133, J=9, K=K, dtype=np.float32, index_dtype=index_dtype)
+    pal = poses(rng, s.J)
+    got = sk.cor(s.P, s.idx, s.w, pal, centers=s.C, normals=s.N, normal_rule=rule)
+    want = ref.cor(s.P, s.idx, s.w, pal, s.C, normals=s.N, normal_rule=rule)
+    assert_close(got, want, s, pal, np.float32, simd_path)
+    assert np.array_equal(got[0][2], s.P[2]) and np.array_equal(got[1][2], s.N[2])
+    # the rows without a center are LBS's, within rounding (LBS has its own SIMD kernels)
+    lbs = sk.lbs(s.P, s.idx, s.w, pal, normals=s.N, normal_rule=rule)
+    assert_close(tuple(x[::5] for x in got), tuple(x[::5].astype(np.float64) for x in lbs), s,
+                 pal, np.float32, "no center")
+
+
+def test_cor_simd_many_joints_and_center_patterns(simd_path):
+    """J above the hemisphere sign table (64: the per-slot test), K = 3 and 4; a mesh with no
+    center at all and one with every center."""
+    rng = np.random.default_rng(4)
+    for J, K in ((200, 4), (70, 3), (64, 4)):
+        s = Scene(rng, V=141, J=J, K=K, dtype=np.float32)
+        pal = poses(rng, J)
+        assert_close(sk.cor(s.P, s.idx, s.w, pal, centers=s.C, normals=s.N),
+                     ref.cor(s.P, s.idx, s.w, pal, s.C, normals=s.N), s, pal, np.float32, J)
+    for C in (np.full_like(s.C, np.nan), np.nan_to_num(s.C, nan=1.5)):
+        assert_close(sk.cor(s.P, s.idx, s.w, pal, centers=C), ref.cor(s.P, s.idx, s.w, pal, C),
+                     s, pal, np.float32)
+
+
+def test_cor_simd_paths_agree_and_scalar_cases(simd_path):
+    """Each path within rounding of the scalar one; with tangents or a scaled palette (the scalar
+    kernel's cases) every path still matches the reference."""
+    rng = np.random.default_rng(11)
+    s = Scene(rng, V=1001, J=40, K=4, dtype=np.float32)
+    pal = poses(rng, s.J)
+    got = sk.cor(s.P, s.idx, s.w, pal, centers=s.C, normals=s.N)
+    previous = _core.set_simd_path("scalar")
+    try:
+        scalar = sk.cor(s.P, s.idx, s.w, pal, centers=s.C, normals=s.N)
+    finally:
+        _core.set_simd_path(previous)
+    assert_close(got, tuple(x.astype(np.float64) for x in scalar), s, pal, np.float32)
+    assert_close(sk.cor(s.P, s.idx, s.w, pal, centers=s.C, tangents=s.T),
+                 ref.cor(s.P, s.idx, s.w, pal, s.C, tangents=s.T), s, pal, np.float32)
+    scaled = poses(rng, s.J, scale=True)
+    assert_close(sk.cor(s.P, s.idx, s.w, scaled, centers=s.C, pivots=s.pivots),
+                 ref.cor(s.P, s.idx, s.w, scaled, s.C, pivots=s.pivots), s, scaled, np.float32)
