@@ -125,18 +125,54 @@ static void outs_free(outs *o)
     fz_free(&o->tan.block);
 }
 
-static int outs_same(const outs *a, const outs *b)
+static int is_nan(const void *p, size_t item)
 {
-    return fz_same(&a->pos.block, &b->pos.block) && fz_same(&a->nrm.block, &b->nrm.block) &&
-           fz_same(&a->tan.block, &b->tan.block);
+    if (item == sizeof(double)) {
+        double x;
+        memcpy(&x, p, sizeof x);
+        return x != x;
+    }
+    float x;
+    memcpy(&x, p, sizeof x);
+    return x != x;
 }
 
-/* The elements of two strided arrays of one layout hold the same bytes. */
+/* The same bytes, except that two NaNs are the same whatever their sign and payload.  A vertex's
+ * bits do not depend on how [0, V) is split, but a NaN's sign does depend on operand order, and
+ * the compiler may commute an addition differently in two inlined copies of a block's code (a
+ * full block read in place; a partial block, or another layout, through stack copies).  Only
+ * NaN inputs give NaN outputs. */
+static int same_values(const fz_strided *a, const fz_strided *b)
+{
+    if (fz_same(&a->block, &b->block)) return 1;
+    if (a->block.bytes != b->block.bytes) return 0;
+    fz_block x = fz_snapshot(&a->block), y = fz_snapshot(&b->block);
+    for (int64_t r = 0; r < a->rows; ++r)
+        for (int64_t c = 0; c < a->cols; ++c) {
+            size_t off = (size_t)((char *)fz_at(a, r, c) - (char *)a->block.mem);
+            if (is_nan(x.mem + off, a->item) && is_nan(y.mem + off, a->item))
+                memset(y.mem + off, 0, a->item), memset(x.mem + off, 0, a->item);
+        }
+    int same = fz_same(&x, &y);
+    fz_free(&x);
+    fz_free(&y);
+    return same;
+}
+
+static int outs_same(const outs *a, const outs *b)
+{
+    return same_values(&a->pos, &b->pos) && same_values(&a->nrm, &b->nrm) &&
+           same_values(&a->tan, &b->tan);
+}
+
+/* The elements of two strided arrays hold the same bytes (two NaNs: see same_values). */
 static int same_elements(const fz_strided *a, const fz_strided *b)
 {
     for (int64_t r = 0; r < a->rows; ++r)
-        for (int64_t c = 0; c < a->cols; ++c)
-            if (memcmp(fz_at(a, r, c), fz_at(b, r, c), a->item)) return 0;
+        for (int64_t c = 0; c < a->cols; ++c) {
+            const void *x = fz_at(a, r, c), *y = fz_at(b, r, c);
+            if (memcmp(x, y, a->item) && !(is_nan(x, a->item) && is_nan(y, a->item))) return 0;
+        }
     return 1;
 }
 
