@@ -3,6 +3,7 @@
  * skin_common.template.h; CoR takes the DQS rotation and replaces its translation by the LBS of
  * the vertex's center, keeping DQS's two-phase scale split (DESIGN.md section 2). */
 #include <math.h>
+#include <stdlib.h>
 
 #include "sk.h"
 #include "skin_simd.h"
@@ -57,6 +58,23 @@ static int cor_simd_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end)
 {
     (void)job, (void)begin, (void)end;
     return 0; /* float64 CoR is scalar */
+}
+
+/* Whether a blend call goes through the LBS and DQS kernels (SIMD for float32 on a SIMD path)
+ * rather than the per-vertex scalar code: float32 without tangents, and at most
+ * SK_BLEND_SIMD_MAX_J joints (each call repacks the two tables).  Depends on the job alone,
+ * never on the range, so threads and splits keep the bits. */
+#define SK_BLEND_SIMD_MAX_J 1024
+static int blend_simd_f32(const sk_skin_job_f32 *job)
+{
+    return sk_simd_current() != SK_SIMD_SCALAR && !job->tangents.data &&
+           job->n_joints <= SK_BLEND_SIMD_MAX_J;
+}
+
+static int blend_simd_f64(const sk_skin_job_f64 *job)
+{
+    (void)job;
+    return 0; /* no float64 DQS SIMD kernel: the scalar blend is as fast */
 }
 
 #define SK_TEMPLATE "skin_cor.template.c"

@@ -96,9 +96,87 @@ static inline void SK_FN(cor_mix3)(SK_T out[3], SK_T a, const SK_T x[3], SK_T b,
     if (unit) SK_FN(sk_normalize3)(out);
 }
 
+/* LBS's test: whether vertex v's weights sum to more than 1e-6 (summed as sk_lbs_eval sums). */
+static int SK_FN(blend_weighted)(const SK_JOB *job, int64_t v)
+{
+    const sk_influences *in = &job->influences;
+    int64_t idx[SK_SLOTS];
+    SK_T w[SK_SLOTS], total = 0;
+    for (int64_t k0 = 0; k0 < in->k; k0 += SK_SLOTS) {
+        int64_t n = in->k - k0 < SK_SLOTS ? in->k - k0 : SK_SLOTS;
+        SK_FN(sk_load_slots)(in, v, k0, n, job->n_joints, idx, w);
+        for (int64_t i = 0; i < n; ++i) total += w[i];
+    }
+    return total > (SK_T)1e-6;
+}
+
+/* A job over vertices [v0, ...) seen from 0: its per-vertex input streams start at v0. */
+static void SK_FN(blend_shift)(SK_JOB *sub, const SK_JOB *job, int64_t v0)
+{
+    *sub = *job;
+    sub->positions.data = (char *)job->positions.data + v0 * job->positions.row;
+    if (job->normals.data)
+        sub->normals.data = (char *)job->normals.data + v0 * job->normals.row;
+    sub->influences.indices.data = (char *)job->influences.indices.data + v0 * job->influences.indices.row;
+    sub->influences.weights.data = (char *)job->influences.weights.data + v0 * job->influences.weights.row;
+}
+
+/* Blend through the LBS and DQS kernels (their SIMD paths): 64 vertices at a time into packed
+ * stack buffers, then mixed as the scalar code mixes.  0 when this call is not for it. */
+#define SK_BLEND_CHUNK 64
+static int SK_FN(blend_kernels)(const SK_JOB *job, int64_t begin, int64_t end)
+{
+    if (!SK_FN(blend_simd)(job)) return 0;
+    const int64_t J = job->n_joints;
+    SK_T *tables = malloc(sizeof(SK_T) * (size_t)J * (SK_LBS_PREPARED_SIZE + SK_DQS_PREPARED_SIZE));
+    if (!tables) return 0;
+    SK_T *lt = tables, *dt = tables + J * SK_LBS_PREPARED_SIZE;
+    for (int64_t j = 0; j < J; ++j) {
+        const SK_T *p = (const SK_T *)job->prepared + SK_COR_PREPARED_SIZE * j;
+        for (int i = 0; i < SK_LBS_PREPARED_SIZE; ++i) lt[SK_LBS_PREPARED_SIZE * j + i] = p[SK_COR_LBS + i];
+        for (int i = 0; i < SK_DQS_PREPARED_SIZE; ++i) dt[SK_DQS_PREPARED_SIZE * j + i] = p[SK_COR_DQS + i];
+    }
+    const int normals = job->normals.data != NULL;
+    SK_T pl[3 * SK_BLEND_CHUNK], nl[3 * SK_BLEND_CHUNK], pd[3 * SK_BLEND_CHUNK], nd[3 * SK_BLEND_CHUNK];
+    const sk_stream none = {NULL, 0, 0};
+    for (int64_t v0 = begin; v0 < end; v0 += SK_BLEND_CHUNK) {
+        const int64_t n = end - v0 < SK_BLEND_CHUNK ? end - v0 : SK_BLEND_CHUNK;
+        SK_JOB sub;
+        SK_FN(blend_shift)(&sub, job, v0);
+        sub.prepared = lt;
+        const sk_stream packed = {.data = pl, .row = 3 * sizeof(SK_T), .elem = sizeof(SK_T)};
+        sub.out_positions = packed;
+        sub.out_normals = none;
+        if (normals) {
+            sub.out_normals = packed;
+            sub.out_normals.data = nl;
+        }
+        SK_FN(sk_lbs)(&sub, 0, n);
+        sub.prepared = dt;
+        sub.out_positions.data = pd;
+        if (normals) sub.out_normals.data = nd;
+        SK_FN(sk_dqs)(&sub, 0, n);
+        for (int64_t i = 0; i < n; ++i) {
+            const int64_t v = v0 + i;
+            if (!SK_FN(blend_weighted)(job, v)) { /* LBS copies it: so does the blend */
+                SK_FN(sk_copy_vertex)(job, v);
+                continue;
+            }
+            /* a vertex DQS copies has the input as its DQS end, as in the scalar code */
+            const SK_T b = SK_AT(job->blend, SK_T, v, 0), a = 1 - b;
+            SK_T pos[3], nrm[3] = {0, 0, 0};
+            SK_FN(cor_mix3)(pos, a, pl + 3 * i, b, pd + 3 * i, 0);
+            if (normals) SK_FN(cor_mix3)(nrm, a, nl + 3 * i, b, nd + 3 * i, 1);
+            SK_FN(sk_store_vertex)(job, v, pos, nrm, NULL);
+        }
+    }
+    free(tables);
+    return 1;
+}
+
 void SK_FN(sk_blend)(const SK_JOB *job, int64_t begin, int64_t end)
 {
-    if (begin >= end) return;
+    if (begin >= end || SK_FN(blend_kernels)(job, begin, end)) return;
     const SK_T *prep = job->prepared;
     const int any_scale =
         SK_FN(sk_dqs_any_scale)(prep + SK_COR_DQS, SK_COR_PREPARED_SIZE, job->n_joints);

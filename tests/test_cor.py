@@ -512,6 +512,15 @@ def test_cor_simd_matches_reference(simd_path, index_dtype, K, rule):
     lbs = sk.lbs(s.P, s.idx, s.w, pal, normals=s.N, normal_rule=rule)
     assert_close(tuple(x[::5] for x in got), tuple(x[::5].astype(np.float64) for x in lbs), s,
                  pal, np.float32, "no center")
+    # blend through the LBS and DQS kernels: per-vertex and one amount, the ends included
+    b = rng.random(s.V).astype(np.float32)
+    b[:4] = [0, 1, 0.5, 1]
+    for amount in (b, 0.625):
+        got = sk.skin(s.P, s.idx, s.w, pal, method="blend", blend=amount, normals=s.N,
+                      normal_rule=rule)
+        want = ref.blend(s.P, s.idx, s.w, pal, amount, normals=s.N, normal_rule=rule)
+        assert_close(got, want, s, pal, np.float32, f"blend {simd_path}")
+        assert np.array_equal(got[0][2], s.P[2]) and np.array_equal(got[1][2], s.N[2])
 
 
 def test_cor_simd_many_joints_and_center_patterns(simd_path):
@@ -546,3 +555,7 @@ def test_cor_simd_paths_agree_and_scalar_cases(simd_path):
     scaled = poses(rng, s.J, scale=True)
     assert_close(sk.cor(s.P, s.idx, s.w, scaled, centers=s.C, pivots=s.pivots),
                  ref.cor(s.P, s.idx, s.w, scaled, s.C, pivots=s.pivots), s, scaled, np.float32)
+    assert_close(sk.skin(s.P, s.idx, s.w, scaled, method="blend", blend=0.3, pivots=s.pivots,
+                         normals=s.N),
+                 ref.blend(s.P, s.idx, s.w, scaled, 0.3, pivots=s.pivots, normals=s.N), s, scaled,
+                 np.float32)
