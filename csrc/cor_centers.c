@@ -546,20 +546,5 @@ static void cor_init(cor_ctx *x, const sk_centers_mesh *mesh, const void *prep, 
 }
 
 /* The float / double parts: reading the weights (sk_load_slots of the kernels). */
-#define SK_T float
-#define SK_FN(name) name##_f32
-#define SK_JOB sk_skin_job_f32
-#include "skin_common.template.h"
-#include "cor_centers.template.c"
-#undef SK_T
-#undef SK_FN
-#undef SK_JOB
-
-#define SK_T double
-#define SK_FN(name) name##_f64
-#define SK_JOB sk_skin_job_f64
-#include "skin_common.template.h"
-#include "cor_centers.template.c"
-#undef SK_T
-#undef SK_FN
-#undef SK_JOB
+#define SK_TEMPLATE "cor_centers.template.c"
+#include "skin_instantiate.h"
