@@ -1067,6 +1067,42 @@ SK_ALWAYS_INLINE void store8_xyz(float *p, __m256 x, __m256 y, __m256 z)
     _mm_storeu_ps(p + 20, _mm256_extractf128_ps(r25, 1));
 }
 
+/* The rotation matrices (row-major r[3 i + j]) of 8 unit quaternions (x, y, z, s). */
+SK_ALWAYS_INLINE void quat8_matrix(__m256 r[9], __m256 x, __m256 y, __m256 z, __m256 s)
+{
+    const __m256 one = _mm256_set1_ps(1.0f), two = _mm256_set1_ps(2.0f);
+    const __m256 xx = _mm256_mul_ps(x, x), yy = _mm256_mul_ps(y, y), zz = _mm256_mul_ps(z, z);
+    const __m256 xy = _mm256_mul_ps(x, y), xz = _mm256_mul_ps(x, z), yz = _mm256_mul_ps(y, z);
+    const __m256 xs = _mm256_mul_ps(x, s), ys = _mm256_mul_ps(y, s), zs = _mm256_mul_ps(z, s);
+    r[0] = _mm256_sub_ps(one, _mm256_mul_ps(two, _mm256_add_ps(yy, zz)));
+    r[1] = _mm256_mul_ps(two, _mm256_sub_ps(xy, zs));
+    r[2] = _mm256_mul_ps(two, _mm256_add_ps(xz, ys));
+    r[3] = _mm256_mul_ps(two, _mm256_add_ps(xy, zs));
+    r[4] = _mm256_sub_ps(one, _mm256_mul_ps(two, _mm256_add_ps(xx, zz)));
+    r[5] = _mm256_mul_ps(two, _mm256_sub_ps(yz, xs));
+    r[6] = _mm256_mul_ps(two, _mm256_sub_ps(xz, ys));
+    r[7] = _mm256_mul_ps(two, _mm256_add_ps(yz, xs));
+    r[8] = _mm256_sub_ps(one, _mm256_mul_ps(two, _mm256_add_ps(xx, yy)));
+}
+
+/* o = R v for 8 vectors: ((r0 x) + r1 y) + r2 z per row. */
+SK_ALWAYS_INLINE void rot8(__m256 o[3], const __m256 r[9], __m256 x, __m256 y, __m256 z)
+{
+    for (int i = 0; i < 3; ++i)
+        o[i] = _mm256_fmadd_ps(r[3 * i + 2], z, _mm256_fmadd_ps(r[3 * i + 1], y,
+                                                                 _mm256_mul_ps(r[3 * i], x)));
+}
+
+/* v / |v| for 8 vectors; a zero vector stays zero. */
+SK_ALWAYS_INLINE void unit8(__m256 v[3])
+{
+    const __m256 one = _mm256_set1_ps(1.0f);
+    __m256 m2 = _mm256_fmadd_ps(v[2], v[2], _mm256_fmadd_ps(v[1], v[1], _mm256_mul_ps(v[0], v[0])));
+    __m256 mi = _mm256_blendv_ps(one, _mm256_div_ps(one, _mm256_sqrt_ps(m2)),
+                                 _mm256_cmp_ps(m2, _mm256_setzero_ps(), _CMP_GT_OQ));
+    for (int i = 0; i < 3; ++i) v[i] = _mm256_mul_ps(v[i], mi);
+}
+
 #define V8(x) _mm256_set1_ps(x)
 
 SK_ALWAYS_INLINE void dqs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, const float *pin,
@@ -1102,18 +1138,8 @@ SK_ALWAYS_INLINE void dqs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, 
     const __m256 dx = _mm256_mul_ps(q[4], inv), dy = _mm256_mul_ps(q[5], inv);
     const __m256 dz = _mm256_mul_ps(q[6], inv), dw = _mm256_mul_ps(q[7], inv);
     /* rotation of the unit real part, and t = 2 (s d - dw r + r x d) */
-    const __m256 xx = _mm256_mul_ps(x, x), yy = _mm256_mul_ps(y, y), zz = _mm256_mul_ps(z, z);
-    const __m256 xy = _mm256_mul_ps(x, y), xz = _mm256_mul_ps(x, z), yz = _mm256_mul_ps(y, z);
-    const __m256 xs = _mm256_mul_ps(x, s), ys = _mm256_mul_ps(y, s), zs = _mm256_mul_ps(z, s);
-    const __m256 r00 = _mm256_sub_ps(one, _mm256_mul_ps(two, _mm256_add_ps(yy, zz)));
-    const __m256 r01 = _mm256_mul_ps(two, _mm256_sub_ps(xy, zs));
-    const __m256 r02 = _mm256_mul_ps(two, _mm256_add_ps(xz, ys));
-    const __m256 r10 = _mm256_mul_ps(two, _mm256_add_ps(xy, zs));
-    const __m256 r11 = _mm256_sub_ps(one, _mm256_mul_ps(two, _mm256_add_ps(xx, zz)));
-    const __m256 r12 = _mm256_mul_ps(two, _mm256_sub_ps(yz, xs));
-    const __m256 r20 = _mm256_mul_ps(two, _mm256_sub_ps(xz, ys));
-    const __m256 r21 = _mm256_mul_ps(two, _mm256_add_ps(yz, xs));
-    const __m256 r22 = _mm256_sub_ps(one, _mm256_mul_ps(two, _mm256_add_ps(xx, yy)));
+    __m256 rm[9];
+    quat8_matrix(rm, x, y, z, s);
     const __m256 t0 = _mm256_mul_ps(two, _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(s, dx), _mm256_mul_ps(dw, x)),
                                                        _mm256_sub_ps(_mm256_mul_ps(y, dz), _mm256_mul_ps(z, dy))));
     const __m256 t1 = _mm256_mul_ps(two, _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(s, dy), _mm256_mul_ps(dw, y)),
@@ -1124,21 +1150,17 @@ SK_ALWAYS_INLINE void dqs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, 
     load8_xyz(pin, &px, &py, &pz);
     if (normals) load8_xyz(nin, &nx, &ny, &nz);
     /* R p + t */
-    __m256 ox = _mm256_add_ps(_mm256_fmadd_ps(r02, pz, _mm256_fmadd_ps(r01, py, _mm256_mul_ps(r00, px))), t0);
-    __m256 oy = _mm256_add_ps(_mm256_fmadd_ps(r12, pz, _mm256_fmadd_ps(r11, py, _mm256_mul_ps(r10, px))), t1);
-    __m256 oz = _mm256_add_ps(_mm256_fmadd_ps(r22, pz, _mm256_fmadd_ps(r21, py, _mm256_mul_ps(r20, px))), t2);
-    store8_xyz(pout, _mm256_blendv_ps(ox, px, keep), _mm256_blendv_ps(oy, py, keep),
-               _mm256_blendv_ps(oz, pz, keep));
+    __m256 o[3];
+    rot8(o, rm, px, py, pz);
+    store8_xyz(pout, _mm256_blendv_ps(_mm256_add_ps(o[0], t0), px, keep),
+               _mm256_blendv_ps(_mm256_add_ps(o[1], t1), py, keep),
+               _mm256_blendv_ps(_mm256_add_ps(o[2], t2), pz, keep));
     if (normals) {
-        __m256 mx = _mm256_fmadd_ps(r02, nz, _mm256_fmadd_ps(r01, ny, _mm256_mul_ps(r00, nx)));
-        __m256 my = _mm256_fmadd_ps(r12, nz, _mm256_fmadd_ps(r11, ny, _mm256_mul_ps(r10, nx)));
-        __m256 mz = _mm256_fmadd_ps(r22, nz, _mm256_fmadd_ps(r21, ny, _mm256_mul_ps(r20, nx)));
-        __m256 m2 = _mm256_fmadd_ps(mz, mz, _mm256_fmadd_ps(my, my, _mm256_mul_ps(mx, mx)));
-        __m256 mi = _mm256_blendv_ps(one, _mm256_div_ps(one, _mm256_sqrt_ps(m2)),
-                                     _mm256_cmp_ps(m2, zero, _CMP_GT_OQ));
-        store8_xyz(nout, _mm256_blendv_ps(_mm256_mul_ps(mx, mi), nx, keep),
-                   _mm256_blendv_ps(_mm256_mul_ps(my, mi), ny, keep),
-                   _mm256_blendv_ps(_mm256_mul_ps(mz, mi), nz, keep));
+        __m256 m[3];
+        rot8(m, rm, nx, ny, nz);
+        unit8(m);
+        store8_xyz(nout, _mm256_blendv_ps(m[0], nx, keep), _mm256_blendv_ps(m[1], ny, keep),
+                   _mm256_blendv_ps(m[2], nz, keep));
     }
 }
 
@@ -1341,7 +1363,7 @@ SK_ALWAYS_INLINE void cor8_block(const sk_skin_job_f32 *job, int64_t v0, int n, 
         r[i] = _mm256_setr_m128(q, lc);
     }
     transpose8_ps(r);
-    const __m256 zero = _mm256_setzero_ps(), one = V8(1.0f), two = V8(2.0f);
+    const __m256 zero = _mm256_setzero_ps(), one = V8(1.0f);
     __m256 n2 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(r[0], r[0]), _mm256_mul_ps(r[1], r[1])),
                                             _mm256_mul_ps(r[2], r[2])), _mm256_mul_ps(r[3], r[3]));
     __m256 ok = _mm256_cmp_ps(n2, zero, _CMP_GT_OQ);
@@ -1351,27 +1373,17 @@ SK_ALWAYS_INLINE void cor8_block(const sk_skin_job_f32 *job, int64_t v0, int n, 
     __m256 inv = _mm256_blendv_ps(one, _mm256_div_ps(one, _mm256_sqrt_ps(n2)), ok);
     const __m256 x = _mm256_mul_ps(r[0], inv), y = _mm256_mul_ps(r[1], inv);
     const __m256 z = _mm256_mul_ps(r[2], inv), s = _mm256_mul_ps(r[3], inv);
-    const __m256 xx = _mm256_mul_ps(x, x), yy = _mm256_mul_ps(y, y), zz = _mm256_mul_ps(z, z);
-    const __m256 xy = _mm256_mul_ps(x, y), xz = _mm256_mul_ps(x, z), yz = _mm256_mul_ps(y, z);
-    const __m256 xs = _mm256_mul_ps(x, s), ys = _mm256_mul_ps(y, s), zs = _mm256_mul_ps(z, s);
-    const __m256 r00 = _mm256_sub_ps(one, _mm256_mul_ps(two, _mm256_add_ps(yy, zz)));
-    const __m256 r01 = _mm256_mul_ps(two, _mm256_sub_ps(xy, zs));
-    const __m256 r02 = _mm256_mul_ps(two, _mm256_add_ps(xz, ys));
-    const __m256 r10 = _mm256_mul_ps(two, _mm256_add_ps(xy, zs));
-    const __m256 r11 = _mm256_sub_ps(one, _mm256_mul_ps(two, _mm256_add_ps(xx, zz)));
-    const __m256 r12 = _mm256_mul_ps(two, _mm256_sub_ps(yz, xs));
-    const __m256 r20 = _mm256_mul_ps(two, _mm256_sub_ps(xz, ys));
-    const __m256 r21 = _mm256_mul_ps(two, _mm256_add_ps(yz, xs));
-    const __m256 r22 = _mm256_sub_ps(one, _mm256_mul_ps(two, _mm256_add_ps(xx, yy)));
+    __m256 rm[9];
+    quat8_matrix(rm, x, y, z, s);
     __m256 px, py, pz, cx, cy, cz, nx = zero, ny = zero, nz = zero;
     load8_xyz(pin, &px, &py, &pz);
     load8_xyz(cin, &cx, &cy, &cz);
     if (normals) load8_xyz(nin, &nx, &ny, &nz);
     /* R (v - c) + LBS(c): relative to the center, as the scalar kernel */
     const __m256 dx = _mm256_sub_ps(px, cx), dy = _mm256_sub_ps(py, cy), dz = _mm256_sub_ps(pz, cz);
-    __m256 ox = _mm256_add_ps(_mm256_fmadd_ps(r02, dz, _mm256_fmadd_ps(r01, dy, _mm256_mul_ps(r00, dx))), r[4]);
-    __m256 oy = _mm256_add_ps(_mm256_fmadd_ps(r12, dz, _mm256_fmadd_ps(r11, dy, _mm256_mul_ps(r10, dx))), r[5]);
-    __m256 oz = _mm256_add_ps(_mm256_fmadd_ps(r22, dz, _mm256_fmadd_ps(r21, dy, _mm256_mul_ps(r20, dx))), r[6]);
+    __m256 o[3];
+    rot8(o, rm, dx, dy, dz);
+    __m256 ox = _mm256_add_ps(o[0], r[4]), oy = _mm256_add_ps(o[1], r[5]), oz = _mm256_add_ps(o[2], r[6]);
     __m256 fx = zero, fy = zero, fz = zero;
     if (lbs) {
         load8_xyz(lp, &fx, &fy, &fz);
@@ -1382,15 +1394,10 @@ SK_ALWAYS_INLINE void cor8_block(const sk_skin_job_f32 *job, int64_t v0, int n, 
     store8_xyz(pout, _mm256_blendv_ps(ox, px, keep), _mm256_blendv_ps(oy, py, keep),
                _mm256_blendv_ps(oz, pz, keep));
     if (normals) {
-        __m256 mx = _mm256_fmadd_ps(r02, nz, _mm256_fmadd_ps(r01, ny, _mm256_mul_ps(r00, nx)));
-        __m256 my = _mm256_fmadd_ps(r12, nz, _mm256_fmadd_ps(r11, ny, _mm256_mul_ps(r10, nx)));
-        __m256 mz = _mm256_fmadd_ps(r22, nz, _mm256_fmadd_ps(r21, ny, _mm256_mul_ps(r20, nx)));
-        __m256 m2 = _mm256_fmadd_ps(mz, mz, _mm256_fmadd_ps(my, my, _mm256_mul_ps(mx, mx)));
-        __m256 mi = _mm256_blendv_ps(one, _mm256_div_ps(one, _mm256_sqrt_ps(m2)),
-                                     _mm256_cmp_ps(m2, zero, _CMP_GT_OQ));
-        mx = _mm256_mul_ps(mx, mi);
-        my = _mm256_mul_ps(my, mi);
-        mz = _mm256_mul_ps(mz, mi);
+        __m256 m[3];
+        rot8(m, rm, nx, ny, nz);
+        unit8(m);
+        __m256 mx = m[0], my = m[1], mz = m[2];
         if (lbs) {
             load8_xyz(ln, &fx, &fy, &fz);
             mx = _mm256_blendv_ps(mx, fx, from_lbs);
