@@ -3,6 +3,8 @@
 Tests run with ``--import-mode=importlib``, so modules cannot import each other: shared helpers
 live here as fixtures (a fixture may return a function).
 """
+import threading
+
 import numpy as np
 import pytest
 
@@ -26,6 +28,41 @@ def _random_rotations(rng, n):
         np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
         np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1),
     ], -2)
+
+
+@pytest.fixture
+def assert_gil_released():
+    """``assert_gil_released(call, what)``: runs ``call()`` three times on a worker thread while
+    another Python thread counts.  If a call held the GIL the counter could not move during it;
+    during a released call it moves by tens of thousands (about 10^7 increments a second).  Best
+    of three, for a loaded machine."""
+
+    def check(call, what):
+        counter, during = [0], []
+        stop = threading.Event()
+
+        def count():
+            while not stop.is_set():
+                counter[0] += 1
+
+        def work():
+            for _ in range(3):
+                before = counter[0]
+                call()
+                during.append(counter[0] - before)
+
+        counting = threading.Thread(target=count)
+        counting.start()
+        try:
+            worker = threading.Thread(target=work)
+            worker.start()
+            worker.join()
+        finally:
+            stop.set()
+            counting.join()
+        assert max(during) > 1000, f"the counter moved only {during} during {what}"
+
+    return check
 
 
 @pytest.fixture

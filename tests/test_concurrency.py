@@ -112,7 +112,7 @@ def test_shared_out_buffers_distinct_rows():
 
 
 @pytest.mark.parametrize("method", ["lbs", "dqs", "rigid", "cor", "blend", "proximity"])
-def test_a_python_thread_runs_while_a_kernel_is_in_flight(method):
+def test_a_python_thread_runs_while_a_kernel_is_in_flight(method, assert_gil_released):
     """If a call held the GIL, a counter in another Python thread could not move during it."""
     rng = np.random.default_rng(1)
     V, J, K, F = 200_000, 16, 4, 6
@@ -133,34 +133,7 @@ def test_a_python_thread_runs_while_a_kernel_is_in_flight(method):
                                  pivots=skel.pivots(), threads=1),
         "proximity": lambda: bind.proximity(P[:60_000], skel, k=4, to="bone"),
     }[method]
-
-    counter = [0]
-    stop = threading.Event()
-
-    def count():
-        while not stop.is_set():
-            counter[0] += 1
-
-    during = []
-
-    def kernel():
-        for _ in range(3):
-            before = counter[0]
-            call()
-            during.append(counter[0] - before)
-
-    counting = threading.Thread(target=count)
-    counting.start()
-    try:
-        worker = threading.Thread(target=kernel)
-        worker.start()
-        worker.join()
-    finally:
-        stop.set()
-        counting.join()
-    # While the worker held the GIL the counter could not move; during a released call it moves
-    # by tens of thousands (about 10^7 increments a second).  Best of three, for a loaded machine.
-    assert max(during) > 1000, f"the counter moved only {during} during {method} calls"
+    assert_gil_released(call, f"{method} calls")
 
 
 def test_the_worker_pool_across_changing_thread_counts():
