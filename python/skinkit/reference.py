@@ -91,6 +91,13 @@ def _apply(m, p):
     return (m[..., :3, :3] @ p[..., None])[..., 0] + m[..., :3, 3]
 
 
+def _results(batched, *outs):
+    """The kernels' return form: positions alone, or a tuple with the normals / tangents that
+    were asked for (None: not asked); frame axis dropped when nothing was batched."""
+    outs = [o if batched else o[0] for o in outs if o is not None]
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
 def rigid(positions, indices, palette, normals=None):
     """Rigid skinning (seed 003): ``p' = K[j] p``; a negative index leaves the vertex as it is."""
     K, batched = _per_frame(palette, positions)
@@ -107,10 +114,7 @@ def rigid(positions, indices, palette, normals=None):
             out[f, v] = _apply(K[f, j], P[f, v])
             if N is not None:
                 out_n[f, v] = _normalize(cofactor(K[f, j, :3, :3]) @ N[f, v])
-    if not batched:
-        out = out[0]
-        out_n = None if out_n is None else out_n[0]
-    return out if normals is None else (out, out_n)
+    return _results(batched, out, out_n)
 
 
 def lbs(positions, indices, weights, palette, normals=None, tangents=None, normal_rule="joint"):
@@ -148,10 +152,7 @@ def lbs(positions, indices, weights, palette, normals=None, tangents=None, norma
             out_n[f, s] = _normalize((rule[s] @ N[f, s][..., None])[..., 0])
         if T is not None:
             out_t[f, s, :3] = _normalize((M[s, :, :3] @ T[f, s, :3][..., None])[..., 0])
-    outs = [out_p] + [o for o in (out_n, out_t) if o is not None]
-    if not batched:
-        outs = [o[0] for o in outs]
-    return outs[0] if len(outs) == 1 else tuple(outs)
+    return _results(batched, out_p, out_n, out_t)
 
 
 def has_scale(palette, tol=1e-5):
@@ -196,6 +197,22 @@ def _pivot(wv, jv, dq):
     return nz, dq[jv[pivot], :4]
 
 
+def _blend_vertex(wv, jv, dq, scale_aff):
+    """One vertex's blends over its non-zero slots: the joints' dual quaternions ``(8,)``, each
+    flipped into the pivot influence's hemisphere, weighted by ``w``; and the scale affines
+    ``(3, 4)`` weighted by ``w / Σw``.  Returns ``(slots, dual quaternion, scale affine)``."""
+    total = wv.sum()
+    nz, q0 = _pivot(wv, jv, dq)
+    blend = np.zeros(8)
+    sb = np.zeros((3, 4))
+    for k in nz:
+        q = dq[jv[k]]
+        sign = -1.0 if np.dot(q[:4], q0) < 0 else 1.0
+        blend += wv[k] * sign * q
+        sb += (wv[k] / total) * scale_aff[jv[k]]
+    return nz, blend, sb
+
+
 def _split_scale(K, c):
     """Per joint of one frame's palette ``K (J, 4, 4)`` and pivots ``c (J, 3)``: ``K = Rigid ∘
     Scale`` (DESIGN.md section 2) as ``R (J, 3, 3)``, ``S (J, 3, 3)``, the scale affine
@@ -230,17 +247,9 @@ def dqs(positions, indices, weights, palette, pivots=None, normals=None, tangent
         _, _, scale_aff, _, dq = _split_scale(K[f], c)
         for v in range(V):
             wv, jv = w[v], idx[v]
-            total = wv.sum()
-            if total <= 1e-6:
+            if wv.sum() <= 1e-6:
                 continue
-            nz, q0 = _pivot(wv, jv, dq)
-            blend = np.zeros(8)
-            sb = np.zeros((3, 4))
-            for k in nz:
-                q = dq[jv[k]]
-                sign = -1.0 if np.dot(q[:4], q0) < 0 else 1.0
-                blend += wv[k] * sign * q
-                sb += (wv[k] / total) * scale_aff[jv[k]]
+            _, blend, sb = _blend_vertex(wv, jv, dq, scale_aff)
             real = blend[:4] / np.linalg.norm(blend[:4])
             dual = blend[4:] / np.linalg.norm(blend[:4])
             Rb = tf.quat_to_matrix(real)[:3, :3]
@@ -250,10 +259,7 @@ def dqs(positions, indices, weights, palette, pivots=None, normals=None, tangent
                 out_n[f, v] = _normalize(Rb @ cofactor(sb[:, :3]) @ N[f, v])
             if T is not None:
                 out_t[f, v, :3] = _normalize(Rb @ sb[:, :3] @ T[f, v, :3])
-    outs = [out_p] + [o for o in (out_n, out_t) if o is not None]
-    if not batched:
-        outs = [o[0] for o in outs]
-    return outs[0] if len(outs) == 1 else tuple(outs)
+    return _results(batched, out_p, out_n, out_t)
 
 
 def cor(positions, indices, weights, palette, centers, pivots=None, normals=None, tangents=None,
@@ -281,17 +287,10 @@ def cor(positions, indices, weights, palette, centers, pivots=None, normals=None
         R, _, scale_aff, t_rigid, dq = _split_scale(K[f], c)
         for v in range(V):
             wv, jv = w[v], idx[v]
-            total = wv.sum()
-            if total <= 1e-6 or np.isnan(C[v]).any():
+            if wv.sum() <= 1e-6 or np.isnan(C[v]).any():
                 continue  # copied, or the LBS result already there
-            nz, q0 = _pivot(wv, jv, dq)
-            q = np.zeros(4)
-            sb = np.zeros((3, 4))
-            for k in nz:
-                sign = -1.0 if np.dot(dq[jv[k], :4], q0) < 0 else 1.0
-                q += wv[k] * sign * dq[jv[k], :4]
-                sb += (wv[k] / total) * scale_aff[jv[k]]
-            Rb = tf.quat_to_matrix(q)[:3, :3]
+            nz, blend, sb = _blend_vertex(wv, jv, dq, scale_aff)
+            Rb = tf.quat_to_matrix(blend[:4])[:3, :3]  # the real part only: no dual needed
             v1 = sb[:, :3] @ P[f, v] + sb[:, 3]
             c1 = sb[:, :3] @ C[v] + sb[:, 3]
             lbs_c = sum(wv[k] * (R[jv[k]] @ c1 + t_rigid[jv[k]]) for k in nz)
@@ -300,10 +299,7 @@ def cor(positions, indices, weights, palette, centers, pivots=None, normals=None
                 out_n[f, v] = _normalize(Rb @ cofactor(sb[:, :3]) @ N[f, v])
             if T is not None:
                 out_t[f, v, :3] = _normalize(Rb @ sb[:, :3] @ T[f, v, :3])
-    outs = [out_p] + [o for o in (out_n, out_t) if o is not None]
-    if not batched:
-        outs = [o[0] for o in outs]
-    return outs[0] if len(outs) == 1 else tuple(outs)
+    return _results(batched, out_p, out_n, out_t)
 
 
 def blend(positions, indices, weights, palette, blend, pivots=None, normals=None, tangents=None,
