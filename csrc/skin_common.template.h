@@ -359,3 +359,18 @@ static inline int SK_FN(sk_dqs_eval)(const SK_JOB *job, int64_t v, const SK_T *p
     }
     return 1;
 }
+
+/* Hands [begin, end) to the SIMD kernel of the path in use: `avx512` or `avx2` (NULL where the
+ * build or the kernel has none; SK_WITH_AVX512 / SK_WITH_AVX2 of skin_simd.h).  0 when the
+ * scalar path is in use or its kernel is NULL: the caller then runs its scalar loop. */
+typedef void (*SK_FN(sk_range_fn))(const SK_JOB *job, int64_t begin, int64_t end);
+
+static inline int SK_FN(sk_simd_run)(SK_FN(sk_range_fn) avx512, SK_FN(sk_range_fn) avx2,
+                                     const SK_JOB *job, int64_t begin, int64_t end)
+{
+    sk_simd path = sk_simd_current();
+    SK_FN(sk_range_fn) fn = path == SK_SIMD_AVX512 ? avx512 : path == SK_SIMD_AVX2 ? avx2 : NULL;
+    if (!fn) return 0;
+    fn(job, begin, end);
+    return 1;
+}

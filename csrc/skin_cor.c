@@ -32,34 +32,6 @@ static void cor_rigid_part(double out[12], const double k[12], const double dq[S
     }
 }
 
-/* Hand a float32 CoR range of a rigid palette to the SIMD kernels (skin_simd.template.c) when
- * the CPU's path has one; tangents stay scalar, as for DQS.  0 when the call is not theirs. */
-static int cor_simd_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end)
-{
-    sk_simd path = sk_simd_current();
-    if (path == SK_SIMD_SCALAR || job->tangents.data) return 0;
-#ifdef SK_BUILD_AVX512
-    if (path == SK_SIMD_AVX512) {
-        sk_cor_avx512_f32(job, begin, end);
-        return 1;
-    }
-#endif
-#ifdef SK_BUILD_AVX2
-    if (path == SK_SIMD_AVX2) {
-        sk_cor_avx2_f32(job, begin, end);
-        return 1;
-    }
-#endif
-    (void)begin, (void)end;
-    return 0;
-}
-
-static int cor_simd_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end)
-{
-    (void)job, (void)begin, (void)end;
-    return 0; /* float64 CoR is scalar */
-}
-
 /* Whether a blend call goes through the LBS and DQS kernels (SIMD for float32 on a SIMD path)
  * rather than the per-vertex scalar code: float32 without tangents, and at most
  * SK_BLEND_SIMD_MAX_J joints (each call repacks the two tables).  Depends on the job alone,

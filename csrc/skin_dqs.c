@@ -222,22 +222,5 @@ static void dqs_prepare_joint(double out[SK_DQS_PREPARED_SIZE], const double k[1
     out[20] = scaled ? 1.0 : 0.0;
 }
 
-#define SK_T float
-#define SK_FN(name) name##_f32
-#define SK_JOB sk_skin_job_f32
-#define SK_DQS_SIMD 1 /* SIMD kernels exist for float32 (skin_simd.template.c) */
-#include "skin_common.template.h"
-#include "skin_dqs.template.c"
-#undef SK_DQS_SIMD
-#undef SK_T
-#undef SK_FN
-#undef SK_JOB
-
-#define SK_T double
-#define SK_FN(name) name##_f64
-#define SK_JOB sk_skin_job_f64
-#include "skin_common.template.h"
-#include "skin_dqs.template.c"
-#undef SK_T
-#undef SK_FN
-#undef SK_JOB
+#define SK_TEMPLATE "skin_dqs.template.c"
+#include "skin_instantiate.h"

@@ -48,27 +48,14 @@ static void SK_FN(dqs_vertex)(const SK_JOB *job, int64_t v, int any_scale)
         SK_FN(sk_copy_vertex)(job, v);
 }
 
-#ifdef SK_DQS_SIMD
+#if SK_IS_F32 /* SIMD kernels exist for float32 (skin_simd.template.c) */
 /* The SIMD kernels take a rigid palette, any strides (packed rows fastest), no tangents; 0 when
  * this call is not theirs. */
 static int SK_FN(dqs_simd)(const SK_JOB *job, int64_t begin, int64_t end)
 {
-    sk_simd path = sk_simd_current();
-    if (path == SK_SIMD_SCALAR || job->tangents.data) return 0;
-#ifdef SK_BUILD_AVX512
-    if (path == SK_SIMD_AVX512) {
-        SK_FN(sk_dqs_avx512)(job, begin, end);
-        return 1;
-    }
-#endif
-#ifdef SK_BUILD_AVX2
-    if (path == SK_SIMD_AVX2) {
-        SK_FN(sk_dqs_avx2)(job, begin, end);
-        return 1;
-    }
-#endif
-    (void)begin, (void)end;
-    return 0;
+    if (job->tangents.data) return 0;
+    return SK_FN(sk_simd_run)(SK_WITH_AVX512(SK_FN(sk_dqs_avx512)),
+                              SK_WITH_AVX2(SK_FN(sk_dqs_avx2)), job, begin, end);
 }
 #endif
 
@@ -77,7 +64,7 @@ void SK_FN(sk_dqs)(const SK_JOB *job, int64_t begin, int64_t end)
     if (begin >= end) return;
     /* The rigid fast path skips the scale blend when no joint of this frame has scale. */
     int any_scale = SK_FN(sk_dqs_any_scale)(job->prepared, SK_DQS_PREPARED_SIZE, job->n_joints);
-#ifdef SK_DQS_SIMD
+#if SK_IS_F32
     if (!any_scale && SK_FN(dqs_simd)(job, begin, end)) return;
 #endif
     for (int64_t v = begin; v < end; ++v) SK_FN(dqs_vertex)(job, v, any_scale);

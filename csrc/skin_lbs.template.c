@@ -103,24 +103,10 @@ static void SK_FN(lbs_vertex)(const SK_JOB *job, int64_t v)
  * rule; 0 when this call is not theirs. */
 static int SK_FN(lbs_simd)(const SK_JOB *job, int64_t begin, int64_t end)
 {
-    sk_simd path = sk_simd_current();
-    if (path == SK_SIMD_SCALAR || job->tangents.data ||
-        (job->normals.data && job->normal_rule != SK_NORMALS_JOINT))
+    if (job->tangents.data || (job->normals.data && job->normal_rule != SK_NORMALS_JOINT))
         return 0;
-#ifdef SK_BUILD_AVX512
-    if (path == SK_SIMD_AVX512) {
-        SK_FN(sk_lbs_avx512)(job, begin, end);
-        return 1;
-    }
-#endif
-#ifdef SK_BUILD_AVX2
-    if (path == SK_SIMD_AVX2) {
-        SK_FN(sk_lbs_avx2)(job, begin, end);
-        return 1;
-    }
-#endif
-    (void)begin, (void)end;
-    return 0;
+    return SK_FN(sk_simd_run)(SK_WITH_AVX512(SK_FN(sk_lbs_avx512)),
+                              SK_WITH_AVX2(SK_FN(sk_lbs_avx2)), job, begin, end);
 }
 
 void SK_FN(sk_lbs)(const SK_JOB *job, int64_t begin, int64_t end)

@@ -30,6 +30,18 @@ void sk_dqs_avx512_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
 void sk_cor_avx2_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
 void sk_cor_avx512_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
 
+/* A SIMD kernel where this build has it, else NULL (for sk_simd_run_* of skin_common). */
+#ifdef SK_BUILD_AVX2
+#define SK_WITH_AVX2(fn) (fn)
+#else
+#define SK_WITH_AVX2(fn) NULL
+#endif
+#ifdef SK_BUILD_AVX512
+#define SK_WITH_AVX512(fn) (fn)
+#else
+#define SK_WITH_AVX512(fn) NULL
+#endif
+
 /* The validation pass's fast loop (skin_anybad.template.h) compiled for AVX2 / AVX-512. */
 int sk_any_bad_avx2_f32(const void *ip, sk_index_type it, const float *wp, int64_t n, int64_t n_joints);
 int sk_any_bad_avx2_f64(const void *ip, sk_index_type it, const double *wp, int64_t n, int64_t n_joints);
