@@ -257,7 +257,8 @@ static void lbs16_make_tables(lbs16_tables *tb)
     }
 }
 
-/* m = sum_k w_k K[j_k] and c = sum_k w_k cof[j_k] (column-major, padded); returns sum_k w_k. */
+/* m = sum_k w_k K[j_k] and, with `normals`, c = sum_k w_k cof[j_k] (column-major, padded; c is
+ * left unwritten without); returns sum_k w_k. */
 SK_ALWAYS_INLINE float lbs16_blend(__m512 *m, __m512 *c, const sk_skin_job_f32 *job, int64_t v,
                                    const int32_t *off, sk_index_type it, int64_t kk,
                                    sk_weight_type wt, int normals)
@@ -267,12 +268,12 @@ SK_ALWAYS_INLINE float lbs16_blend(__m512 *m, __m512 *c, const sk_skin_job_f32 *
                                      v * job->rigid_indices.row, it);
         /* each output written once on each branch (no zeroing the compiler turns into a memset) */
         if (j < 0 || j >= job->n_joints) {
-            *m = *c = _mm512_setzero_ps();
+            *m = _mm512_setzero_ps();
+            if (normals) *c = _mm512_setzero_ps();
             return 0;
         }
         *m = _mm512_loadu_ps(job->prepared + SK_LBS_PREPARED_SIZE * j);
-        *c = normals ? _mm512_loadu_ps(job->prepared + SK_LBS_PREPARED_SIZE * j + 16)
-                     : _mm512_setzero_ps();
+        if (normals) *c = _mm512_loadu_ps(job->prepared + SK_LBS_PREPARED_SIZE * j + 16);
         return 1;
     }
     const sk_influences *in = &job->influences;
@@ -288,7 +289,7 @@ SK_ALWAYS_INLINE float lbs16_blend(__m512 *m, __m512 *c, const sk_skin_job_f32 *
             if (normals) ac = _mm512_fmadd_ps(wv, _mm512_loadu_ps(pj + 16), ac);
         }
         *m = am;
-        *c = ac;
+        if (normals) *c = ac;
         return 1;
     }
     const int64_t K = kk ? kk : in->k;
@@ -303,7 +304,7 @@ SK_ALWAYS_INLINE float lbs16_blend(__m512 *m, __m512 *c, const sk_skin_job_f32 *
         if (normals) ac = _mm512_fmadd_ps(wv, _mm512_loadu_ps(pj + 16), ac);
     }
     *m = am;
-    *c = ac;
+    if (normals) *c = ac;
     return total;
 }
 
@@ -427,6 +428,47 @@ SK_ALWAYS_INLINE unsigned lbs16_small4(const sk_influences *in, int64_t v0, int 
     return small;
 }
 
+/* Every vertex's blend, with or without the cofactors' (a constant, so that the loop tests
+ * nothing per vertex): a rolled loop keeps the code small enough for the instruction cache, and
+ * out-of-order execution overlaps the vertices.  Padding (i >= n) gets zeros. */
+SK_ALWAYS_INLINE unsigned lbs16_blends(__m512 *mb, __m512 *cb, const sk_skin_job_f32 *job,
+                                       int64_t v0, int n, const int32_t *off, sk_index_type it,
+                                       int64_t kk, sk_weight_type wt, const int cof)
+{
+    const sk_influences *in = &job->influences;
+    if (kk == 4 && !cof && n == 16 && in->weights.row == 16 && in->weights.elem == 4) {
+        /* The common case (glTF's layout, a rigid palette): contiguous (V, 4) float weights,
+         * read at constant displacements, and each slot's joint row as a pointer, so that the
+         * multiply-add reads it without an index register (one fused micro-op, not two). */
+        const float *row[64];
+        for (int s = 0; s < 64; ++s) row[s] = job->prepared + off[s];
+        const float *w = (const float *)in->weights.data + 4 * v0;
+#pragma GCC unroll 1
+        for (int i = 0; i < 16; ++i) {
+            const float *const *r = row + 4 * i;
+            const float *wi = w + 4 * i;
+            __m512 am = _mm512_fmadd_ps(_mm512_set1_ps(wi[0]), _mm512_loadu_ps(r[0]), _mm512_setzero_ps());
+            am = _mm512_fmadd_ps(_mm512_set1_ps(wi[1]), _mm512_loadu_ps(r[1]), am);
+            am = _mm512_fmadd_ps(_mm512_set1_ps(wi[2]), _mm512_loadu_ps(r[2]), am);
+            mb[i] = _mm512_fmadd_ps(_mm512_set1_ps(wi[3]), _mm512_loadu_ps(r[3]), am);
+        }
+        return 0;
+    }
+    unsigned small = 0;
+#pragma GCC unroll 1
+    for (int i = 0; i < 16; ++i) {
+        float total = 0;
+        if (i < n)
+            total = lbs16_blend(&mb[i], &cb[i], job, v0 + i, off + 4 * i, it, kk, wt, cof);
+        else if (cof)
+            mb[i] = cb[i] = _mm512_setzero_ps();
+        else
+            mb[i] = _mm512_setzero_ps();
+        if (kk != 4 && !(total > 1e-6f)) small |= 1u << i;
+    }
+    return small;
+}
+
 /* Vertices v0 .. v0 + n - 1 (n <= 16; the rest of the block is padding): inputs pin / nin and
  * outputs pout / nout hold 48 floats each (nin, nout NULL without normals).  All inputs are read
  * before any output is written, so out = positions works. */
@@ -440,9 +482,8 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
     for (int r = 0; r < 3; ++r) p[r] = _mm512_loadu_ps(pin + 16 * r);
     if (normals)
         for (int r = 0; r < 3; ++r) nv[r] = _mm512_loadu_ps(nin + 16 * r);
-    /* First every vertex's blend (a rolled loop: the code stays small enough for the
-     * instruction cache, and out-of-order execution overlaps the vertices), then the
-     * products and sums, unrolled so that every shuffle has constant operands. */
+    /* First every vertex's blend, then the products and sums, unrolled so that every shuffle
+     * has constant operands. */
     __m512 mb[16], cb[16];
     int32_t off[64];
     unsigned small = 0;
@@ -450,16 +491,10 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
         offsets4(off, &job->influences, v0, n, it, job->n_joints, SK_LBS_PREPARED_SIZE);
         small = lbs16_small4(&job->influences, v0, n);
     }
-#pragma GCC unroll 1
-    for (int i = 0; i < 16; ++i) {
-        float total = 0;
-        if (i < n) /* writes both (zeros where unused): no memset of the whole block */
-            total = lbs16_blend(&mb[i], &cb[i], job, v0 + i, off + 4 * i, it, kk, wt,
-                                normals && !rigid);
-        else
-            mb[i] = cb[i] = _mm512_setzero_ps();
-        if (kk != 4 && !(total > 1e-6f)) small |= 1u << i;
-    }
+    if (normals && !rigid)
+        small |= lbs16_blends(mb, cb, job, v0, n, off, it, kk, wt, 1);
+    else /* positions only, or normals by the matrices themselves: no cofactor blend */
+        small |= lbs16_blends(mb, cb, job, v0, n, off, it, kk, wt, 0);
     uint64_t copy = 0; /* three bits per vertex: its lanes in the packed output */
     for (int i = 0; small && i < 16; ++i)
         if (small >> i & 1) copy |= (uint64_t)7 << (3 * i);
