@@ -644,7 +644,8 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
         J_.n_joints = J;                                                                         \
         J_.normal_rule = normal_rule ? SK_NORMALS_BLEND : SK_NORMALS_JOINT;                      \
         J_.centers = cstream;                                                                    \
-        J_.blend = bstream;
+        J_.blend = bstream;                                                                      \
+        J_.stream = V >= SK_STREAM_MIN;
         if (task.f32) {
             FILL_JOB(j32)
             j32.prepared = (const float *)pf;

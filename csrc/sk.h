@@ -176,6 +176,9 @@ typedef struct sk_skin_job_f32 {
     sk_normal_rule normal_rule;           /* LBS, and the LBS parts of CoR / blend */
     sk_stream centers;                    /* CoR: (V, 3), a NaN row = no center (plain LBS) */
     sk_stream blend;                      /* blend: (V,) in [0, 1]; row = 0 for one value */
+    int stream;                           /* write outputs with non-temporal stores: set for a
+                                           * call bigger than the caches (SK_STREAM_MIN), not
+                                           * per range, so that chunk sizes do not matter */
 } sk_skin_job_f32;
 
 typedef struct sk_skin_job_f64 {
@@ -190,7 +193,16 @@ typedef struct sk_skin_job_f64 {
     sk_normal_rule normal_rule;
     sk_stream centers;
     sk_stream blend;
+    int stream;
 } sk_skin_job_f64;
+
+/* Calls of at least this many vertices (96 KB per float32 output stream, past L1 and a good
+ * part of L2) set sk_skin_job.stream: their SIMD kernels write outputs with non-temporal stores
+ * where aligned, which skips the write-allocate read (a third of the traffic) and lets two
+ * threads scale better.  Smaller outputs stay in cache for whoever reads them next. */
+#ifndef SK_STREAM_MIN
+#define SK_STREAM_MIN 8192
+#endif
 
 /* Per-frame joint data.  sk_lbs_prepare: each joint's 3x4 and its 3x3 cofactor (rigid and LBS
  * share it), column-major with every column padded to 4 so that SIMD kernels load a joint as

@@ -128,6 +128,7 @@ static int SK_FN(blend_weighted)(const SK_JOB *job, int64_t v)
 static void SK_FN(blend_shift)(SK_JOB *sub, const SK_JOB *job, int64_t v0)
 {
     *sub = *job;
+    sub->stream = 0; /* its outputs are stack buffers, read right after */
     sub->positions.data = (char *)job->positions.data + v0 * job->positions.row;
     if (job->normals.data)
         sub->normals.data = (char *)job->normals.data + v0 * job->normals.row;

@@ -48,13 +48,4 @@ int sk_any_bad_avx2_f64(const void *ip, sk_index_type it, const double *wp, int6
 int sk_any_bad_avx512_f32(const void *ip, sk_index_type it, const float *wp, int64_t n, int64_t n_joints);
 int sk_any_bad_avx512_f64(const void *ip, sk_index_type it, const double *wp, int64_t n, int64_t n_joints);
 
-/* Ranges of at least this many vertices (96 KB per float32 output stream, past L1 and a good
- * part of L2) use non-temporal stores where aligned: skipping the write-allocate read saves a
- * third of the traffic, and lets two threads scale better at 100k vertices (best of 200 calls
- * in a C harness on a shared 2-vCPU machine: 1.67x, against 1.2-1.5x with the threshold at 64k
- * and 4 chunks per thread).  Smaller outputs stay in cache for whoever reads them next. */
-#ifndef SK_SIMD_STREAM_MIN
-#define SK_SIMD_STREAM_MIN 8192
-#endif
-
 #endif

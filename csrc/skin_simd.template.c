@@ -569,7 +569,7 @@ SK_ALWAYS_INLINE void lbs16_range(const sk_skin_job_f32 *job, int64_t begin, int
     const float *nin = (const float *)job->normals.data;
     float *pout = (float *)job->out_positions.data;
     float *nout = (float *)job->out_normals.data;
-    int stream = end - begin >= SK_SIMD_STREAM_MIN;
+    int stream = job->stream;
     int64_t v = begin, head = 0;
     if (stream) { /* a partial head block until the positions output is 64-byte aligned */
         while (head < 16 && ((uintptr_t)(pout + 3 * (v + head)) & 63) != 0) ++head;
