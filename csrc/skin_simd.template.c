@@ -428,6 +428,18 @@ SK_ALWAYS_INLINE unsigned lbs16_small4(const sk_influences *in, int64_t v0, int 
     return small;
 }
 
+/* One vertex's blend in the common case (glTF's layout, a rigid palette): K = 4 contiguous
+ * float weights `w`, and each slot's joint row as a pointer, so that the multiply-add reads it
+ * without an index register (one fused micro-op, not two).  The same operations in the same
+ * order as lbs16_blend. */
+SK_ALWAYS_INLINE __m512 lbs16_blend_rows(const float *const *r, const float *w)
+{
+    __m512 am = _mm512_fmadd_ps(_mm512_set1_ps(w[0]), _mm512_loadu_ps(r[0]), _mm512_setzero_ps());
+    am = _mm512_fmadd_ps(_mm512_set1_ps(w[1]), _mm512_loadu_ps(r[1]), am);
+    am = _mm512_fmadd_ps(_mm512_set1_ps(w[2]), _mm512_loadu_ps(r[2]), am);
+    return _mm512_fmadd_ps(_mm512_set1_ps(w[3]), _mm512_loadu_ps(r[3]), am);
+}
+
 /* Every vertex's blend, with or without the cofactors' (a constant, so that the loop tests
  * nothing per vertex): a rolled loop keeps the code small enough for the instruction cache, and
  * out-of-order execution overlaps the vertices.  Padding (i >= n) gets zeros. */
@@ -435,25 +447,6 @@ SK_ALWAYS_INLINE unsigned lbs16_blends(__m512 *mb, __m512 *cb, const sk_skin_job
                                        int64_t v0, int n, const int32_t *off, sk_index_type it,
                                        int64_t kk, sk_weight_type wt, const int cof)
 {
-    const sk_influences *in = &job->influences;
-    if (kk == 4 && !cof && n == 16 && in->weights.row == 16 && in->weights.elem == 4) {
-        /* The common case (glTF's layout, a rigid palette): contiguous (V, 4) float weights,
-         * read at constant displacements, and each slot's joint row as a pointer, so that the
-         * multiply-add reads it without an index register (one fused micro-op, not two). */
-        const float *row[64];
-        for (int s = 0; s < 64; ++s) row[s] = job->prepared + off[s];
-        const float *w = (const float *)in->weights.data + 4 * v0;
-#pragma GCC unroll 1
-        for (int i = 0; i < 16; ++i) {
-            const float *const *r = row + 4 * i;
-            const float *wi = w + 4 * i;
-            __m512 am = _mm512_fmadd_ps(_mm512_set1_ps(wi[0]), _mm512_loadu_ps(r[0]), _mm512_setzero_ps());
-            am = _mm512_fmadd_ps(_mm512_set1_ps(wi[1]), _mm512_loadu_ps(r[1]), am);
-            am = _mm512_fmadd_ps(_mm512_set1_ps(wi[2]), _mm512_loadu_ps(r[2]), am);
-            mb[i] = _mm512_fmadd_ps(_mm512_set1_ps(wi[3]), _mm512_loadu_ps(r[3]), am);
-        }
-        return 0;
-    }
     unsigned small = 0;
 #pragma GCC unroll 1
     for (int i = 0; i < 16; ++i) {
@@ -482,8 +475,8 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
     for (int r = 0; r < 3; ++r) p[r] = _mm512_loadu_ps(pin + 16 * r);
     if (normals)
         for (int r = 0; r < 3; ++r) nv[r] = _mm512_loadu_ps(nin + 16 * r);
-    /* First every vertex's blend, then the products and sums, unrolled so that every shuffle
-     * has constant operands. */
+    /* Every vertex's blend, then the products and sums, unrolled so that every shuffle has
+     * constant operands. */
     __m512 mb[16], cb[16];
     int32_t off[64];
     unsigned small = 0;
@@ -491,7 +484,16 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
         offsets4(off, &job->influences, v0, n, it, job->n_joints, SK_LBS_PREPARED_SIZE);
         small = lbs16_small4(&job->influences, v0, n);
     }
-    if (normals && !rigid)
+    /* The common case blends each group of four vertices right before its products, so that
+     * the blends' loads and multiply-adds overlap the products' shuffles. */
+    const sk_influences *in = &job->influences;
+    const int by_group = kk == 4 && (!normals || rigid) && n == 16 && in->weights.row == 16 &&
+                         in->weights.elem == 4;
+    const float *row[64];
+    const float *w = by_group ? (const float *)in->weights.data + 4 * v0 : NULL;
+    if (by_group)
+        for (int s = 0; s < 64; ++s) row[s] = job->prepared + off[s];
+    else if (normals && !rigid)
         small |= lbs16_blends(mb, cb, job, v0, n, off, it, kk, wt, 1);
     else /* positions only, or normals by the matrices themselves: no cofactor blend */
         small |= lbs16_blends(mb, cb, job, v0, n, off, it, kk, wt, 0);
@@ -504,6 +506,9 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
     for (int g = 0; g < 4; ++g) {
         __m512 qp[4], qn[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
                                _mm512_setzero_ps()};
+        if (by_group)
+            for (int b = 0; b < 4; ++b)
+                mb[4 * g + b] = lbs16_blend_rows(row + 16 * g + 4 * b, w + 16 * g + 4 * b);
 #pragma GCC unroll 4
         for (int b = 0; b < 4; ++b) {
             const int i = 4 * g + b;
