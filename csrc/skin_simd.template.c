@@ -1133,24 +1133,39 @@ SK_ALWAYS_INLINE void rot8(__m256 o[3], const __m256 r[9], __m256 x, __m256 y, _
                                                                  _mm256_mul_ps(r[3 * i], x)));
 }
 
+/* 1 / sqrt(x) for 8 lanes where x > 0, else 1.  With AVX-512 the 14-bit estimate and one
+ * Newton step (as lbs16_rsqrt: about 2 units in the last place); a division and a square root of
+ * a whole register would cost more than the rest of a block's normalizing.  With AVX2 (whose
+ * estimate has 12 bits) the division. */
+SK_ALWAYS_INLINE __m256 inv_sqrt8(__m256 x, __m256 positive)
+{
+    const __m256 one = _mm256_set1_ps(1.0f);
+#ifdef __AVX512F__
+    const __m256 y = _mm256_rsqrt14_ps(x);
+    const __m256 hxy = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), y);
+    const __m256 t = _mm256_fnmadd_ps(hxy, y, _mm256_set1_ps(1.5f));
+    return _mm256_blendv_ps(one, _mm256_mul_ps(y, t), positive);
+#else
+    return _mm256_blendv_ps(one, _mm256_div_ps(one, _mm256_sqrt_ps(x)), positive);
+#endif
+}
+
 /* v / |v| for 8 vectors; a zero vector stays zero. */
 SK_ALWAYS_INLINE void unit8(__m256 v[3])
 {
-    const __m256 one = _mm256_set1_ps(1.0f);
     __m256 m2 = _mm256_fmadd_ps(v[2], v[2], _mm256_fmadd_ps(v[1], v[1], _mm256_mul_ps(v[0], v[0])));
-    __m256 mi = _mm256_blendv_ps(one, _mm256_div_ps(one, _mm256_sqrt_ps(m2)),
-                                 _mm256_cmp_ps(m2, _mm256_setzero_ps(), _CMP_GT_OQ));
+    __m256 mi = inv_sqrt8(m2, _mm256_cmp_ps(m2, _mm256_setzero_ps(), _CMP_GT_OQ));
     for (int i = 0; i < 3; ++i) v[i] = _mm256_mul_ps(v[i], mi);
 }
 
 #define V8(x) _mm256_set1_ps(x)
 
-SK_ALWAYS_INLINE void dqs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, const float *pin,
-                                 const float *nin, float *pout, float *nout, const float *sign,
-                                 sk_index_type it, int64_t kk, sk_weight_type wt)
+/* The blended dual quaternions of vertices v0 .. v0 + n - 1 (n <= 8; zeros after), one per
+ * register; returns the copy bits (weight sum <= 1e-6). */
+SK_ALWAYS_INLINE unsigned dqs8_blends(__m256 q[8], const sk_skin_job_f32 *job, int64_t v0, int n,
+                                      const float *sign, sk_index_type it, int64_t kk,
+                                      sk_weight_type wt)
 {
-    const int normals = nin != NULL;
-    __m256 q[8];
     unsigned copy = 0;
     int32_t off[32];
     if (kk == 4 && sign) offsets4(off, &job->influences, v0, n, it, job->n_joints, 1);
@@ -1161,13 +1176,22 @@ SK_ALWAYS_INLINE void dqs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, 
         if (i < n) total = dqs8_blend(&q[i], job, v0 + i, off + 4 * i, sign, it, kk, wt);
         if (!(total > 1e-6f)) copy |= 1u << i;
     }
+    return copy;
+}
+
+/* The rest of a block from its blends (q is overwritten): inputs pin / nin and outputs pout /
+ * nout hold 24 floats each (nin, nout NULL without normals). */
+SK_ALWAYS_INLINE void dqs8_finish(__m256 q[8], unsigned copy, const float *pin, const float *nin,
+                                  float *pout, float *nout)
+{
+    const int normals = nin != NULL;
     transpose8_ps(q);
-    const __m256 zero = _mm256_setzero_ps(), one = V8(1.0f), two = V8(2.0f);
+    const __m256 zero = _mm256_setzero_ps(), two = V8(2.0f);
     /* divide by the real part's norm (the scalar kernel's expressions, lane-wise) */
     __m256 n2 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(q[0], q[0]), _mm256_mul_ps(q[1], q[1])),
                                             _mm256_mul_ps(q[2], q[2])), _mm256_mul_ps(q[3], q[3]));
     __m256 ok = _mm256_cmp_ps(n2, zero, _CMP_GT_OQ);
-    __m256 inv = _mm256_blendv_ps(one, _mm256_div_ps(one, _mm256_sqrt_ps(n2)), ok);
+    __m256 inv = inv_sqrt8(n2, ok);
     __m256 keep = _mm256_or_ps(_mm256_andnot_ps(ok, _mm256_castsi256_ps(_mm256_set1_epi32(-1))),
                                _mm256_castsi256_ps(_mm256_cmpgt_epi32(
                                    _mm256_and_si256(_mm256_set1_epi32((int)copy),
@@ -1204,6 +1228,16 @@ SK_ALWAYS_INLINE void dqs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, 
     }
 }
 
+/* One block: its blends, then the rest. */
+SK_ALWAYS_INLINE void dqs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, const float *pin,
+                                 const float *nin, float *pout, float *nout, const float *sign,
+                                 sk_index_type it, int64_t kk, sk_weight_type wt)
+{
+    __m256 q[8];
+    const unsigned copy = dqs8_blends(q, job, v0, n, sign, it, kk, wt);
+    dqs8_finish(q, copy, pin, nin, pout, nout);
+}
+
 #undef V8
 
 SK_ALWAYS_INLINE void dqs8_part(const sk_skin_job_f32 *job, int64_t v0, int64_t n, const float *sign,
@@ -1234,9 +1268,23 @@ SK_ALWAYS_INLINE void dqs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
         const float *nin = (const float *)job->normals.data;
         float *pout = (float *)job->out_positions.data;
         float *nout = (float *)job->out_normals.data;
-        for (; v + 8 <= end; v += 8)
-            dqs8_block(job, v, 8, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
-                       normals ? nout + 3 * v : NULL, sign, it, kk, wt);
+        /* pipelined: the next block's blends are issued before this block's finish, so that
+         * out-of-order execution overlaps the two (the blends read no positions or normals,
+         * so outputs over the inputs stay safe) */
+        if (v + 8 <= end) {
+            __m256 q[8], next[8];
+            unsigned copy = dqs8_blends(q, job, v, 8, sign, it, kk, wt), copy_next;
+            for (; v + 16 <= end; v += 8) {
+                copy_next = dqs8_blends(next, job, v + 8, 8, sign, it, kk, wt);
+                dqs8_finish(q, copy, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
+                            normals ? nout + 3 * v : NULL);
+                memcpy(q, next, sizeof q);
+                copy = copy_next;
+            }
+            dqs8_finish(q, copy, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
+                        normals ? nout + 3 * v : NULL);
+            v += 8;
+        }
     }
     for (; v < end; v += 8) dqs8_part(job, v, end - v < 8 ? end - v : 8, sign, it, kk, wt);
 }
@@ -1403,14 +1451,14 @@ SK_ALWAYS_INLINE void cor8_block(const sk_skin_job_f32 *job, int64_t v0, int n, 
         r[i] = _mm256_setr_m128(q, lc);
     }
     transpose8_ps(r);
-    const __m256 zero = _mm256_setzero_ps(), one = V8(1.0f);
+    const __m256 zero = _mm256_setzero_ps();
     __m256 n2 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(r[0], r[0]), _mm256_mul_ps(r[1], r[1])),
                                             _mm256_mul_ps(r[2], r[2])), _mm256_mul_ps(r[3], r[3]));
     __m256 ok = _mm256_cmp_ps(n2, zero, _CMP_GT_OQ);
     /* copied: small weight sums, and a zero blended rotation where there is a center */
     copy |= ~lbs & ~(unsigned)_mm256_movemask_ps(ok) & 0xffu;
     const __m256 keep = cor8_lanes(copy), from_lbs = cor8_lanes(lbs & ~copy);
-    __m256 inv = _mm256_blendv_ps(one, _mm256_div_ps(one, _mm256_sqrt_ps(n2)), ok);
+    __m256 inv = inv_sqrt8(n2, ok);
     const __m256 x = _mm256_mul_ps(r[0], inv), y = _mm256_mul_ps(r[1], inv);
     const __m256 z = _mm256_mul_ps(r[2], inv), s = _mm256_mul_ps(r[3], inv);
     __m256 rm[9];
