@@ -558,6 +558,28 @@ SK_ALWAYS_INLINE void lbs16_part(const sk_skin_job_f32 *job, const lbs16_tables 
     if (normals) scatter3_f32(&job->out_normals, v0, n, nout);
 }
 
+/* Calls big enough for non-temporal stores (job->stream) read their inputs from memory rather
+ * than from cache: the packed loop asks for the inputs of the block SK_PREFETCH_BLOCKS ahead
+ * (positions, normals, and K = 4 rows of uint16 joints and float weights; other layouts get
+ * part of theirs, which is harmless).  About 8% less time per vertex at 1M vertices, within
+ * noise at 100k, on the development machine. */
+#define SK_PREFETCH_BLOCKS 4
+
+SK_ALWAYS_INLINE void lbs16_prefetch(const sk_skin_job_f32 *job, const float *pin,
+                                     const float *nin, int64_t u)
+{
+    const sk_influences *in = &job->influences;
+    for (int l = 0; l < 3; ++l) {
+        _mm_prefetch((const char *)(pin + 3 * u) + 64 * l, _MM_HINT_T0);
+        if (nin) _mm_prefetch((const char *)(nin + 3 * u) + 64 * l, _MM_HINT_T0);
+    }
+    if (!in->weights.data) return; /* rigid skinning: its one index per vertex streams well */
+    for (int l = 0; l < 4; ++l)
+        _mm_prefetch((const char *)in->weights.data + u * in->weights.row + 64 * l, _MM_HINT_T0);
+    for (int l = 0; l < 2; ++l)
+        _mm_prefetch((const char *)in->indices.data + u * in->indices.row + 64 * l, _MM_HINT_T0);
+}
+
 SK_ALWAYS_INLINE void lbs16_range(const sk_skin_job_f32 *job, int64_t begin, int64_t end,
                                   sk_index_type it, int64_t kk, sk_weight_type wt)
 {
@@ -587,6 +609,8 @@ SK_ALWAYS_INLINE void lbs16_range(const sk_skin_job_f32 *job, int64_t begin, int
     }
     for (; v + 16 <= end; v += 16) {
         int sn = stream && normals && ((uintptr_t)(nout + 3 * v) & 63) == 0;
+        if (stream && v + 16 * SK_PREFETCH_BLOCKS + 16 <= end)
+            lbs16_prefetch(job, pin, nin, v + 16 * SK_PREFETCH_BLOCKS);
         lbs16_block(job, &tb, v, 16, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
                     normals ? nout + 3 * v : NULL, stream, sn, rigid, it, kk, wt);
     }
