@@ -215,6 +215,38 @@ SK_ALWAYS_INLINE void offsets4(int32_t *off, const sk_influences *in, int64_t v0
     }
 }
 
+/* Whether every joint's cofactor equals its 3x3 to within `tol` (a rotation: cof(R) = R).  Then
+ * normals can be blended with the matrices themselves, which halves the blending work; the
+ * difference is rounding (a few ulps), far inside the kernels' tolerance. */
+SK_ALWAYS_INLINE int cof_is_matrix_f32(const float *prep, int64_t n_joints, float tol)
+{
+    for (int64_t j = 0; j < n_joints; ++j)
+        for (int c = 0; c < 3; ++c)
+            for (int r = 0; r < 3; ++r) {
+                float d = prep[32 * j + 4 * c + r] - prep[32 * j + 16 + 4 * c + r];
+                if (!(d <= tol && d >= -tol)) return 0;
+            }
+    return 1;
+}
+
+SK_ALWAYS_INLINE int cof_is_matrix_f64(const double *prep, int64_t n_joints, double tol)
+{
+    for (int64_t j = 0; j < n_joints; ++j)
+        for (int c = 0; c < 3; ++c)
+            for (int r = 0; r < 3; ++r) {
+                double d = prep[32 * j + 4 * c + r] - prep[32 * j + 16 + 4 * c + r];
+                if (!(d <= tol && d >= -tol)) return 0;
+            }
+    return 1;
+}
+
+/* Tolerances for cof_is_matrix.  float32: two units in the last place of 1.  float64: 1e-13,
+ * since a float64 rotation's cofactors, computed from its rounded entries, are off by several
+ * units in the last place (7.8e-16 for the benchmark's palette); blending normals with the
+ * matrix then moves them by about 1e-13, far inside float64's 1e-12. */
+#define SK_COF_TOL_F32 2.4e-7f
+#define SK_COF_TOL_F64 1e-13
+
 /* ==========================================================================================
  * float32 LBS, AVX-512: 16 vertices per block, one vertex's blended 3x4 per zmm register.
  * ======================================================================================== */
@@ -376,34 +408,6 @@ SK_ALWAYS_INLINE unsigned small4_f32(const sk_influences *in, int64_t v0, int n,
     return small;
 }
 
-/* Whether every joint's cofactor equals its 3x3 to within `tol` (a rotation: cof(R) = R).  Then
- * normals can be blended with the matrices themselves, which halves the blending work; the
- * difference is rounding (a few ulps), far inside the kernels' tolerance. */
-SK_ALWAYS_INLINE int cof_is_matrix_f32(const float *prep, int64_t n_joints, float tol)
-{
-    for (int64_t j = 0; j < n_joints; ++j)
-        for (int c = 0; c < 3; ++c)
-            for (int r = 0; r < 3; ++r) {
-                float d = prep[32 * j + 4 * c + r] - prep[32 * j + 16 + 4 * c + r];
-                if (!(d <= tol && d >= -tol)) return 0;
-            }
-    return 1;
-}
-
-SK_ALWAYS_INLINE int cof_is_matrix_f64(const double *prep, int64_t n_joints, double tol)
-{
-    for (int64_t j = 0; j < n_joints; ++j)
-        for (int c = 0; c < 3; ++c)
-            for (int r = 0; r < 3; ++r) {
-                double d = prep[32 * j + 4 * c + r] - prep[32 * j + 16 + 4 * c + r];
-                if (!(d <= tol && d >= -tol)) return 0;
-            }
-    return 1;
-}
-
-/* Tolerances for cof_is_matrix: two units in the last place of 1. */
-#define SK_COF_TOL_F32 2.4e-7f
-#define SK_COF_TOL_F64 4.5e-16
 
 /* small4_f32 for a whole block of contiguous (V, 4) float weights: four loads, and the sums
  * ((w0 + w1) + w2) + w3 formed in lane 0 of each vertex's 128-bit block, the same operations in
@@ -829,13 +833,12 @@ SK_ALWAYS_INLINE double lbs4d_blend(__m256d m[4], __m256d c[3], const sk_skin_jo
                                      v * job->rigid_indices.row, it);
         if (j < 0 || j >= job->n_joints) {
             for (int q = 0; q < 4; ++q) m[q] = _mm256_setzero_pd();
-            for (int q = 0; q < 3; ++q) c[q] = _mm256_setzero_pd();
+            for (int q = 0; normals && q < 3; ++q) c[q] = _mm256_setzero_pd();
             return 0;
         }
         const double *pj = job->prepared + SK_LBS_PREPARED_SIZE * j;
         for (int q = 0; q < 4; ++q) m[q] = _mm256_loadu_pd(pj + 4 * q);
-        for (int q = 0; q < 3; ++q)
-            c[q] = normals ? _mm256_loadu_pd(pj + 16 + 4 * q) : _mm256_setzero_pd();
+        for (int q = 0; normals && q < 3; ++q) c[q] = _mm256_loadu_pd(pj + 16 + 4 * q);
         return 1;
     }
     const sk_influences *in = &job->influences;
@@ -862,8 +865,26 @@ SK_ALWAYS_INLINE double lbs4d_blend(__m256d m[4], __m256d c[3], const sk_skin_jo
         }
     }
     m[0] = m0, m[1] = m1, m[2] = m2, m[3] = m3;
-    c[0] = c0, c[1] = c1, c[2] = c2;
+    if (normals) c[0] = c0, c[1] = c1, c[2] = c2;
     return total;
+}
+
+/* 1 / sqrt(x) for 4 lanes where x > 0, else 1.  With AVX-512 the 14-bit estimate and two
+ * Newton steps (each doubles the correct bits: about 1 unit in the last place), which
+ * replace a square root and a division of the whole register. */
+SK_ALWAYS_INLINE __m256d inv_sqrt4d(__m256d x)
+{
+    const __m256d one = _mm256_set1_pd(1.0);
+    const __m256d positive = _mm256_cmp_pd(x, _mm256_setzero_pd(), _CMP_GT_OQ);
+#ifdef __AVX512F__
+    const __m256d half_x = _mm256_mul_pd(_mm256_set1_pd(0.5), x), three_halves = _mm256_set1_pd(1.5);
+    __m256d y = _mm256_rsqrt14_pd(x);
+    for (int step = 0; step < 2; ++step)
+        y = _mm256_mul_pd(y, _mm256_fnmadd_pd(_mm256_mul_pd(half_x, y), y, three_halves));
+    return _mm256_blendv_pd(one, y, positive);
+#else
+    return _mm256_blendv_pd(one, _mm256_div_pd(one, _mm256_sqrt_pd(x)), positive);
+#endif
 }
 
 /* Rows of 4 doubles, in order (each overwrites the next row's x), the last exactly 3. */
@@ -874,21 +895,24 @@ SK_ALWAYS_INLINE void lbs4d_store(double *out, const __m256d y[4])
     _mm_store_sd(out + 11, _mm256_extractf128_pd(y[3], 1));
 }
 
+/* As lbs16_block for 4 vertices of doubles; `rigid`: every joint's cofactor is its 3x3
+ * (cof_is_matrix), so normals take the blended matrix and no cofactor is blended. */
 SK_ALWAYS_INLINE void lbs4d_block(const sk_skin_job_f64 *job, int64_t v0, int n, const double *pin,
-                                  const double *nin, double *pout, double *nout, sk_index_type it, int64_t kk, sk_weight_type wt)
+                                  const double *nin, double *pout, double *nout, int rigid,
+                                  sk_index_type it, int64_t kk, sk_weight_type wt)
 {
-    const int normals = nin != NULL;
+    const int normals = nin != NULL, cof = normals && !rigid;
     /* the blends in a rolled loop (small code), then the unrolled products and sums */
     __m256d mb[4][4], cb[4][3];
     unsigned copy = 0;
 #pragma GCC unroll 1
     for (int i = 0; i < 4; ++i) {
         double total = 0;
-        if (i < n) { /* writes all seven (zeros where unused) */
-            total = lbs4d_blend(mb[i], cb[i], job, v0 + i, it, kk, wt, normals);
+        if (i < n) { /* writes the matrix, and the cofactors with cof (zeros where unused) */
+            total = lbs4d_blend(mb[i], cb[i], job, v0 + i, it, kk, wt, cof);
         } else {
             for (int q = 0; q < 4; ++q) mb[i][q] = _mm256_setzero_pd();
-            for (int q = 0; q < 3; ++q) cb[i][q] = _mm256_setzero_pd();
+            for (int q = 0; cof && q < 3; ++q) cb[i][q] = _mm256_setzero_pd();
         }
         if (!(total > 1e-6)) copy |= 1u << i;
     }
@@ -896,7 +920,7 @@ SK_ALWAYS_INLINE void lbs4d_block(const sk_skin_job_f64 *job, int64_t v0, int n,
                             _mm256_setzero_pd()};
 #pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) {
-        const __m256d *m = mb[i], *c = cb[i];
+        const __m256d *m = mb[i], *c = cof ? cb[i] : mb[i]; /* rigid: the matrix's 3x3 */
         const double *p = pin + 3 * i;
         /* (c0 px + c2 pz) + (c1 py + c3), as the float kernels sum their blocks */
         yp[i] = _mm256_add_pd(
@@ -916,9 +940,7 @@ SK_ALWAYS_INLINE void lbs4d_block(const sk_skin_job_f64 *job, int64_t v0, int n,
         __m256d t0 = _mm256_hadd_pd(s[0], s[1]), t1 = _mm256_hadd_pd(s[2], s[3]);
         __m256d n2 = _mm256_add_pd(_mm256_permute2f128_pd(t0, t1, 0x20),
                                    _mm256_permute2f128_pd(t0, t1, 0x31));
-        const __m256d one = _mm256_set1_pd(1.0);
-        __m256d inv = _mm256_blendv_pd(one, _mm256_div_pd(one, _mm256_sqrt_pd(n2)),
-                                       _mm256_cmp_pd(n2, _mm256_setzero_pd(), _CMP_GT_OQ));
+        __m256d inv = inv_sqrt4d(n2);
         yn[0] = _mm256_mul_pd(yn[0], _mm256_permute4x64_pd(inv, 0x00));
         yn[1] = _mm256_mul_pd(yn[1], _mm256_permute4x64_pd(inv, 0x55));
         yn[2] = _mm256_mul_pd(yn[2], _mm256_permute4x64_pd(inv, 0xAA));
@@ -941,13 +963,15 @@ SK_ALWAYS_INLINE void lbs4d_block(const sk_skin_job_f64 *job, int64_t v0, int n,
             }
 }
 
-SK_ALWAYS_INLINE void lbs4d_part(const sk_skin_job_f64 *job, int64_t v0, int64_t n, sk_index_type it, int64_t kk, sk_weight_type wt)
+SK_ALWAYS_INLINE void lbs4d_part(const sk_skin_job_f64 *job, int64_t v0, int64_t n, int rigid,
+                                 sk_index_type it, int64_t kk, sk_weight_type wt)
 {
     const int normals = job->normals.data != NULL;
     double bp[12], bn[12], op[12], on[12];
     gather3_f64(bp, 4, &job->positions, v0, n);
     if (normals) gather3_f64(bn, 4, &job->normals, v0, n);
-    lbs4d_block(job, v0, (int)n, bp, normals ? bn : NULL, op, normals ? on : NULL, it, kk, wt);
+    lbs4d_block(job, v0, (int)n, bp, normals ? bn : NULL, op, normals ? on : NULL, rigid, it, kk,
+                wt);
     scatter3_f64(&job->out_positions, v0, n, op);
     if (normals) scatter3_f64(&job->out_normals, v0, n, on);
 }
@@ -956,6 +980,7 @@ SK_ALWAYS_INLINE void lbs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
                                   sk_index_type it, int64_t kk, sk_weight_type wt)
 {
     const int normals = job->normals.data != NULL;
+    const int rigid = normals && cof_is_matrix_f64(job->prepared, job->n_joints, SK_COF_TOL_F64);
     int64_t v = begin;
     if (packed_job(&job->positions, &job->out_positions, &job->normals, &job->out_normals, 8)) {
         const double *pin = (const double *)job->positions.data;
@@ -964,9 +989,9 @@ SK_ALWAYS_INLINE void lbs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
         double *nout = (double *)job->out_normals.data;
         for (; v + 4 <= end; v += 4)
             lbs4d_block(job, v, 4, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
-                        normals ? nout + 3 * v : NULL, it, kk, wt);
+                        normals ? nout + 3 * v : NULL, rigid, it, kk, wt);
     }
-    for (; v < end; v += 4) lbs4d_part(job, v, end - v < 4 ? end - v : 4, it, kk, wt);
+    for (; v < end; v += 4) lbs4d_part(job, v, end - v < 4 ? end - v : 4, rigid, it, kk, wt);
 }
 
 void SK_ISA(sk_lbs, _f64)(const sk_skin_job_f64 *job, int64_t begin, int64_t end)
