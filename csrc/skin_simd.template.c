@@ -1070,9 +1070,9 @@ SK_ALWAYS_INLINE float dqs8_blend(__m256 *b, const sk_skin_job_f32 *job, int64_t
         if (total > 1e-6f) {
             const float *sp = sign + pivot * job->n_joints;
             for (int k = 0; k < 4; ++k) {
-                const __m256 ws = _mm256_mul_ps(_mm256_set1_ps(*(const float *)(wp + k * in->weights.elem)),
-                                                _mm256_set1_ps(sp[off[k]]));
-                acc = _mm256_fmadd_ps(ws, _mm256_loadu_ps(prep + SK_DQS_PREPARED_SIZE * off[k]), acc);
+                const float ws = *(const float *)(wp + k * in->weights.elem) * sp[off[k]];
+                acc = _mm256_fmadd_ps(_mm256_set1_ps(ws),
+                                      _mm256_loadu_ps(prep + SK_DQS_PREPARED_SIZE * off[k]), acc);
             }
         }
         *b = acc;
