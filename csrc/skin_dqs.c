@@ -82,6 +82,16 @@ static void singular3(const double k[12], double sigma[3], double vec[9])
  * determinant is negative. */
 static int dqs_has_scale(const double k[12])
 {
+    /* The usual joint first, without the eigen-solver: |sigma_i^2 - 1| <= |A^T A - I| (spectral,
+     * so also Frobenius), and a Frobenius norm under 1.99e-5 puts every singular value within
+     * 0.995e-5 of 1: the same answer as the test below, at a tenth of its cost per joint. */
+    double f2 = 0;
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) {
+            double d = k[r] * k[c] + k[4 + r] * k[4 + c] + k[8 + r] * k[8 + c] - (r == c);
+            f2 += d * d;
+        }
+    if (f2 <= 1.99e-5 * 1.99e-5) return det3(k) < 0;
     double sigma[3], vec[9];
     singular3(k, sigma, vec);
     for (int i = 0; i < 3; ++i)
