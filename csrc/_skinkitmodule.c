@@ -588,6 +588,7 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
     int64_t bad = 0;
     const char *bad_name = "palette";
     const char *pal_data = PyArray_BYTES(pal);
+    float dqs_sign[SK_DQS_SIGN_MAX_J * SK_DQS_SIGN_MAX_J]; /* 16 KB */
     const void *piv_data = piv ? PyArray_DATA(piv) : NULL;
     Py_BEGIN_ALLOW_THREADS
     if (!validated && V > 0) {
@@ -649,6 +650,10 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
         if (task.f32) {
             FILL_JOB(j32)
             j32.prepared = (const float *)pf;
+            if (method == 2 && J <= SK_DQS_SIGN_MAX_J) { /* once per frame, not per range */
+                sk_dqs_signs_f32(dqs_sign, j32.prepared, J);
+                j32.dqs_sign = dqs_sign;
+            }
             task.job = &j32;
         } else {
             FILL_JOB(j64)

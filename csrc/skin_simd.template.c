@@ -1009,25 +1009,10 @@ void SK_ISA(sk_rigid, _f64)(const sk_skin_job_f64 *job, int64_t begin, int64_t e
  * register, then finish 8 vertices at a time across lanes (transposed).
  * ======================================================================================== */
 
-/* The scalar kernel's pivot and hemisphere rule (skin_dqs.template.c), the blend as one FMA per
- * slot.  Returns the weight sum; *b = 0 when it is <= 1e-6. */
-/* Hemisphere signs of a frame for small J: sign[p J + j] = -1 when joint j's rotation must be
- * flipped to join pivot p's hemisphere (the scalar kernel's dot product, same expression), else
- * 1.  Multiplying a weight by +-1 is exact, so the blend is bit-identical to testing the dot
- * product per slot, and the slot loop loses its longest chain. */
-#define SK_DQS_SIGN_MAX_J 64
-
-static void dqs_signs(float *sign, const float *prep, int64_t n_joints)
-{
-    for (int64_t p = 0; p < n_joints; ++p) {
-        const float *q0 = prep + SK_DQS_PREPARED_SIZE * p;
-        for (int64_t j = 0; j < n_joints; ++j) {
-            const float *pj = prep + SK_DQS_PREPARED_SIZE * j;
-            float dot = q0[0] * pj[0] + q0[1] * pj[1] + q0[2] * pj[2] + q0[3] * pj[3];
-            sign[p * n_joints + j] = dot < 0 ? -1.0f : 1.0f;
-        }
-    }
-}
+/* DQS's hemisphere signs for small J (sk_dqs_signs_f32, sk.h): multiplying a weight by +-1 is
+ * exact, so the blend is bit-identical to testing the dot product per slot, and the slot loop
+ * loses its longest chain.  The table comes with the job (once per frame); a job without one
+ * gets it computed for each range. */
 
 /* The pivot is the largest weight, ties to the smallest joint: the largest of these keys, as
  * the bits of a non-negative float order like the float (sign bit cleared: -0 is a zero weight,
@@ -1040,6 +1025,8 @@ SK_ALWAYS_INLINE uint64_t pivot_key(float w, int64_t j)
     return ((uint64_t)(bits & 0x7fffffffu) << 32) | (uint32_t)~(uint32_t)j;
 }
 
+/* The scalar kernel's pivot and hemisphere rule (skin_dqs.template.c), the blend as one FMA per
+ * slot.  Returns the weight sum; *b = 0 when it is <= 1e-6. */
 SK_ALWAYS_INLINE float dqs8_blend(__m256 *b, const sk_skin_job_f32 *job, int64_t v,
                                   const int32_t *off, const float *sign, sk_index_type it,
                                   int64_t kk, sk_weight_type wt)
@@ -1311,8 +1298,11 @@ SK_ALWAYS_INLINE void dqs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
     float table[SK_DQS_SIGN_MAX_J * SK_DQS_SIGN_MAX_J];
     const float *sign = NULL;
     if (kk == 4 && job->n_joints <= SK_DQS_SIGN_MAX_J) {
-        dqs_signs(table, job->prepared, job->n_joints);
-        sign = table;
+        sign = job->dqs_sign;
+        if (!sign) {
+            sk_dqs_signs_f32(table, job->prepared, job->n_joints);
+            sign = table;
+        }
     }
     int64_t v = begin;
     if (packed_job(&job->positions, &job->out_positions, &job->normals, &job->out_normals, 4)) {
