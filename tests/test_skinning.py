@@ -129,6 +129,31 @@ def test_dqs_scaled_palette_with_pivots(dtype):
     assert np.array_equal(t[:, 3], T[:, 3].astype(dtype))
 
 
+@pytest.mark.parametrize("scale, shear, scaled", [
+    (1 + 0.9e-5, 0.0, False), (1 - 0.9e-5, 0.0, False),   # within 1e-5 of 1: rigid
+    (1 + 1.2e-5, 0.0, True), (1 - 1.2e-5, 0.0, True),     # just past it: scale
+    (1.0, 0.6e-5, False), (1.0, 2.5e-5, True),            # shear moves the singular values
+    (3.0, 0.0, True)])
+def test_dqs_scale_threshold(scale, shear, scaled):
+    """DESIGN section 2: a joint is scaled when a singular value is more than 1e-5 off 1 (or the
+    determinant is negative); below that DQS needs no pivots.  Checked on both sides of the
+    threshold, against numpy's SVD, for a rotated joint."""
+    rng = np.random.default_rng(17)
+    V, J = 40, 3
+    P = rng.normal(size=(V, 3))
+    idx, w = influences(rng, V, J, 2, np.uint16, np.float64)
+    pal = rigid_palette(rng, J)
+    A = np.diag([scale, 1.0, 1.0]) @ np.array([[1.0, shear, 0], [0, 1, 0], [0, 0, 1]])
+    pal[1, :3, :3] = pal[1, :3, :3] @ A
+    sigma = np.linalg.svd(pal[1, :3, :3], compute_uv=False)
+    assert (np.abs(sigma - 1).max() > 1e-5) == scaled  # the case is what it claims to be
+    if scaled:
+        _raises(ValueError, "pivots", sk.dqs, P, idx, w, pal)
+    else:
+        assert_skin_close(sk.dqs(P, idx, w, pal), ref.dqs(P, idx, w, pal), P, pal, np.float64,
+                          rtol=1e-6)
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64, np.uint8])
 def test_rigid_matches_reference(dtype, index_dtype):
