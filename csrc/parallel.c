@@ -1,14 +1,15 @@
 /* parallel.c -- fork-join over vertex ranges on a small persistent pool of worker threads.
  *
- * The range is cut into 16 chunks per thread, on grain boundaries, and every thread (the
- * calling one included) takes the next chunk from a shared counter until none is left.  On a
- * machine shared with other work a thread that gets no core for a while simply takes fewer
- * chunks, instead of making the others wait at the join; and the threads finish within a
- * sixteenth of a share of each other (with 4 chunks per thread, the thread left computing the
- * last chunk alone cost about a tenth of a 100k-vertex call).  The kernels' cache decisions
- * (non-temporal stores) go by the whole call's size, so small chunks do not change them.  Which thread computes a chunk never
- * matters: every vertex is computed by the same operations wherever its chunk starts, so the
- * results are bit-identical for any thread count.
+ * The range is cut into 16 chunks per thread (of at least SK_MIN_CHUNK items), on grain
+ * boundaries, and every thread (the calling one included) takes the next chunk from a shared
+ * counter until none is left.  On a machine shared with other work a thread that gets no core
+ * for a while simply takes fewer chunks, instead of making the others wait at the join; and
+ * the threads finish within a sixteenth of a share of each other (with 4 chunks per thread, the
+ * thread left computing the last chunk alone cost about a tenth of a 100k-vertex call).  The
+ * kernels' cache decisions (non-temporal stores) go by the whole call's size, so small chunks
+ * do not change them.  Which thread computes a chunk never matters: every vertex is computed by
+ * the same operations wherever its chunk starts, so the results are bit-identical for any
+ * thread count.
  *
  * Why a pool: creating and joining a thread costs about 50 us on a virtual machine, which is a
  * tenth of a 100k-vertex LBS call.  Workers are started on first use and kept; after a job they
@@ -34,6 +35,7 @@
 
 #define SK_MAX_THREADS 64
 #define SK_CHUNKS_PER_THREAD 16 /* see the top of this file */
+#define SK_MIN_CHUNK 2048         /* items: at 10k vertices 16 chunks per thread cost a tenth */
 #define SK_SPIN_NS 200000 /* how long an idle worker (or a waiting caller) polls before sleeping */
 
 #ifdef SK_HAVE_PTHREADS
@@ -249,9 +251,12 @@ int sk_parallel_for(int n_threads, int64_t n, int64_t grain,
     w.fn = fn;
     w.ctx = ctx;
     w.n = n;
-    /* chunks on grain boundaries, a few per thread */
+    /* chunks on grain boundaries, SK_CHUNKS_PER_THREAD per thread but no smaller than
+     * SK_MIN_CHUNK items (each chunk costs a range call's set-up) */
     int64_t per = (blocks + (int64_t)n_threads * SK_CHUNKS_PER_THREAD - 1) /
                   ((int64_t)n_threads * SK_CHUNKS_PER_THREAD);
+    const int64_t min_per = (SK_MIN_CHUNK + grain - 1) / grain;
+    if (per < min_per) per = min_per;
     w.chunk = per * grain;
     w.n_chunks = (n + w.chunk - 1) / w.chunk;
 #ifdef SK_HAVE_POOL
