@@ -163,8 +163,12 @@ static void *sk_pool_worker(void *arg)
 {
     const int id = (int)(intptr_t)arg;
     long long seen = sk_pool.start_generation[id]; /* not the current one: a job may be out already */
+    int idle = 0; /* left out of the last job: sleep at once */
     for (;;) {
-        if (sk_spin(&sk_pool.generation, seen, 0) == seen) {
+        /* A worker left out of a job must not spin through it: on a machine with as many
+         * cores as the job's threads it would take a core from one of them (a pool grown by a
+         * 3-thread call made every later 2-thread call on 2 cores about 30% slower). */
+        if (idle || sk_spin(&sk_pool.generation, seen, 0) == seen) {
             pthread_mutex_lock(&sk_pool.lock);
             while (atomic_load(&sk_pool.generation) == seen)
                 pthread_cond_wait(&sk_pool.wake, &sk_pool.lock);
@@ -181,7 +185,8 @@ static void *sk_pool_worker(void *arg)
             job = atomic_load_explicit(&sk_pool.job, memory_order_acquire);
             take_part = id <= atomic_load_explicit(&sk_pool.want, memory_order_acquire);
         } while (atomic_load_explicit(&sk_pool.generation, memory_order_acquire) != seen);
-        if (!take_part) continue;
+        idle = !take_part;
+        if (idle) continue;
         sk_work_run(job);
         if (atomic_fetch_sub_explicit(&sk_pool.active, 1, memory_order_acq_rel) == 1) {
             pthread_mutex_lock(&sk_pool.lock);
