@@ -650,8 +650,11 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
         if (task.f32) {
             FILL_JOB(j32)
             j32.prepared = (const float *)pf;
-            if (method == 2 && J <= SK_DQS_SIGN_MAX_J) { /* once per frame, not per range */
-                sk_dqs_signs_f32(dqs_sign, j32.prepared, J);
+            if (method >= 2 && J <= SK_DQS_SIGN_MAX_J) { /* once per frame, not per range */
+                if (method == 2)
+                    sk_dqs_signs_f32(dqs_sign, j32.prepared, SK_DQS_PREPARED_SIZE, J);
+                else /* CoR and blend: the DQS block of sk_cor_prepare's records */
+                    sk_dqs_signs_f32(dqs_sign, j32.prepared + SK_COR_DQS, SK_COR_PREPARED_SIZE, J);
                 j32.dqs_sign = dqs_sign;
             }
             task.job = &j32;

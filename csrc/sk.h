@@ -179,9 +179,10 @@ typedef struct sk_skin_job_f32 {
     int stream;                           /* write outputs with non-temporal stores: set for a
                                            * call bigger than the caches (SK_STREAM_MIN), not
                                            * per range, so that chunk sizes do not matter */
-    const float *dqs_sign;                /* DQS with J <= SK_DQS_SIGN_MAX_J: sk_dqs_signs_f32
-                                           * of `prepared`, computed once per frame; NULL: the
-                                           * SIMD kernel computes it for each range it gets */
+    const float *dqs_sign;                /* DQS, CoR, blend with J <= SK_DQS_SIGN_MAX_J:
+                                           * sk_dqs_signs_f32 of the joints' quaternions,
+                                           * computed once per frame; NULL: the SIMD kernels
+                                           * compute it for each range they get */
 } sk_skin_job_f32;
 
 typedef struct sk_skin_job_f64 {
@@ -219,9 +220,11 @@ typedef struct sk_skin_job_f64 {
 sk_result sk_lbs_prepare_f32(float *prepared, const float *palette, int64_t n_joints, int64_t *bad);
 sk_result sk_lbs_prepare_f64(double *prepared, const double *palette, int64_t n_joints, int64_t *bad);
 /* DQS's hemisphere signs for small J: sign[p J + j] = -1 when joint j's rotation must flip to
- * join pivot p's hemisphere (the scalar kernel's dot product test), else 1; J <= 64. */
+ * join pivot p's hemisphere (the scalar kernel's dot product test), else 1; J <= 64.  `quats`:
+ * joint 0's real quaternion (x, y, z, w) in a table of `stride` floats per joint
+ * (sk_dqs_prepare's or sk_cor_prepare's). */
 #define SK_DQS_SIGN_MAX_J 64
-void sk_dqs_signs_f32(float *sign, const float *prepared, int64_t n_joints);
+void sk_dqs_signs_f32(float *sign, const float *quats, ptrdiff_t stride, int64_t n_joints);
 sk_result sk_dqs_prepare_f32(float *prepared, const float *palette, const float *pivots,
                              int64_t n_joints, int64_t *bad);
 sk_result sk_dqs_prepare_f64(double *prepared, const double *palette, const double *pivots,

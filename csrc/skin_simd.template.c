@@ -1300,7 +1300,7 @@ SK_ALWAYS_INLINE void dqs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
     if (kk == 4 && job->n_joints <= SK_DQS_SIGN_MAX_J) {
         sign = job->dqs_sign;
         if (!sign) {
-            sk_dqs_signs_f32(table, job->prepared, job->n_joints);
+            sk_dqs_signs_f32(table, job->prepared, SK_DQS_PREPARED_SIZE, job->n_joints);
             sign = table;
         }
     }
@@ -1359,20 +1359,6 @@ void SK_ISA(sk_dqs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end
 #undef SK_JOB
 
 #define COR_Q (SK_COR_DQS) /* the quaternion within a joint's record */
-
-/* dqs_signs for CoR's records: sign[p J + j] = -1 when joint j's quaternion must flip to join
- * pivot p's hemisphere (the scalar kernel's dot product, same expression). */
-static void cor_signs(float *sign, const float *prep, int64_t n_joints)
-{
-    for (int64_t p = 0; p < n_joints; ++p) {
-        const float *q0 = prep + SK_COR_PREPARED_SIZE * p + COR_Q;
-        for (int64_t j = 0; j < n_joints; ++j) {
-            const float *pj = prep + SK_COR_PREPARED_SIZE * j + COR_Q;
-            float dot = q0[0] * pj[0] + q0[1] * pj[1] + q0[2] * pj[2] + q0[3] * pj[3];
-            sign[p * n_joints + j] = dot < 0 ? -1.0f : 1.0f;
-        }
-    }
-}
 
 /* One vertex's blend: *q = sum +-w_i q_i (the pivot's hemisphere), *m01 / *m23 = sum w_i K_i
  * as [col0 | col1] / [col2 | col3].  Returns the weight sum; the sums stay 0 when it is
@@ -1565,8 +1551,11 @@ SK_ALWAYS_INLINE void cor8_range(const sk_skin_job_f32 *job, int64_t begin, int6
     float table[SK_DQS_SIGN_MAX_J * SK_DQS_SIGN_MAX_J];
     const float *sign = NULL;
     if (kk == 4 && job->n_joints <= SK_DQS_SIGN_MAX_J) {
-        cor_signs(table, job->prepared, job->n_joints);
-        sign = table;
+        sign = job->dqs_sign;
+        if (!sign) {
+            sk_dqs_signs_f32(table, job->prepared + COR_Q, SK_COR_PREPARED_SIZE, job->n_joints);
+            sign = table;
+        }
     }
     int64_t v = begin;
     if (packed_job(&job->positions, &job->out_positions, &job->normals, &job->out_normals, 4) &&
