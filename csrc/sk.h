@@ -392,7 +392,8 @@ sk_result sk_bind_proximity_f64(int32_t *indices, double *weights,
                                 void *scratch, int64_t *bad);
 
 /* Volume-sphere radii (seed 002): radii[j] = multiplier * min_v |v - joint j|, (J,) double;
- * 0 (no sphere) when V == 0.  SK_ERR_BAD_ARGUMENT for a negative or non-finite multiplier. */
+ * 0 (no sphere) when V == 0.  SK_ERR_BAD_ARGUMENT for a negative or non-finite multiplier, or
+ * one that makes a radius overflow (*bad = that joint; nothing written). */
 sk_result sk_bind_sphere_radii_f32(double *radii, const float *vertices, ptrdiff_t row,
                                    ptrdiff_t elem, int64_t n_vertices, const sk_bones *bones,
                                    double multiplier, int64_t *bad);

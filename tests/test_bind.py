@@ -462,6 +462,11 @@ def test_bad_options():
         bind.volume_spheres(v, s, multiplier=-0.5)
     with pytest.raises(ValueError, match="multiplier"):
         bind.volume_sphere_radii(v, s, multiplier=np.nan)
+    # finite, but every radius would overflow to inf (found by fuzzing)
+    with pytest.raises(ValueError, match="multiplier"):
+        bind.volume_sphere_radii(v, s, multiplier=1e308)
+    with pytest.raises(ValueError, match="multiplier"):
+        bind.volume_spheres(v, s, multiplier=1e308)
     with pytest.raises(ValueError, match="radii"):
         bind.volume_spheres(v, s, radii=[1.0, -1.0, 1.0])
     with pytest.raises(ValueError, match="head_radius"):
