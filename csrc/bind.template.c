@@ -126,12 +126,13 @@ sk_result SK_FN(sk_bind_sphere_radii)(double *radii, const SK_T *vertices, ptrdi
     /* A finite multiplier can still overflow a radius (1e308 times a distance of 10): refuse it
      * before anything is written.  The first vertex bounds every joint's nearest distance; only
      * a joint whose bound overflows needs its exact nearest distance checked. */
+    double first[3];
+    if (n_vertices > 0) SK_FN(load_vertex)(first, vertices, row, elem, 0);
     for (int64_t j = 0; n_vertices > 0 && j < bones->n_joints; ++j) {
-        double p[3];
-        SK_FN(load_vertex)(p, vertices, row, elem, 0);
-        if (isfinite(multiplier * sqrt(dist2(p, bones->joints + 3 * j)))) continue;
+        if (isfinite(multiplier * sqrt(dist2(first, bones->joints + 3 * j)))) continue;
         double nearest = INFINITY;
         for (int64_t v = 0; v < n_vertices; ++v) {
+            double p[3];
             SK_FN(load_vertex)(p, vertices, row, elem, v);
             double d2 = dist2(p, bones->joints + 3 * j);
             if (d2 < nearest) nearest = d2;

@@ -1011,8 +1011,17 @@ void SK_ISA(sk_rigid, _f64)(const sk_skin_job_f64 *job, int64_t begin, int64_t e
 
 /* DQS's hemisphere signs for small J (sk_dqs_signs_f32, sk.h): multiplying a weight by +-1 is
  * exact, so the blend is bit-identical to testing the dot product per slot, and the slot loop
- * loses its longest chain.  The table comes with the job (once per frame); a job without one
- * gets it computed for each range. */
+ * loses its longest chain.  For a range with K = 4: the job's per-frame table, or, for a job
+ * made without one, `table` filled from the quaternions at `quats` (`stride` floats per
+ * joint); NULL for another K or J > SK_DQS_SIGN_MAX_J (the kernels then test each slot). */
+SK_ALWAYS_INLINE const float *range_signs(float *table, const sk_skin_job_f32 *job, int64_t kk,
+                                          const float *quats, ptrdiff_t stride)
+{
+    if (kk != 4 || job->n_joints > SK_DQS_SIGN_MAX_J) return NULL;
+    if (job->dqs_sign) return job->dqs_sign;
+    sk_dqs_signs_f32(table, quats, stride, job->n_joints);
+    return table;
+}
 
 /* The pivot is the largest weight, ties to the smallest joint: the largest of these keys, as
  * the bits of a non-negative float order like the float (sign bit cleared: -0 is a zero weight,
@@ -1296,14 +1305,7 @@ SK_ALWAYS_INLINE void dqs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
 {
     const int normals = job->normals.data != NULL;
     float table[SK_DQS_SIGN_MAX_J * SK_DQS_SIGN_MAX_J];
-    const float *sign = NULL;
-    if (kk == 4 && job->n_joints <= SK_DQS_SIGN_MAX_J) {
-        sign = job->dqs_sign;
-        if (!sign) {
-            sk_dqs_signs_f32(table, job->prepared, SK_DQS_PREPARED_SIZE, job->n_joints);
-            sign = table;
-        }
-    }
+    const float *sign = range_signs(table, job, kk, job->prepared, SK_DQS_PREPARED_SIZE);
     int64_t v = begin;
     if (packed_job(&job->positions, &job->out_positions, &job->normals, &job->out_normals, 4)) {
         const float *pin = (const float *)job->positions.data;
@@ -1549,14 +1551,7 @@ SK_ALWAYS_INLINE void cor8_range(const sk_skin_job_f32 *job, int64_t begin, int6
 {
     const int normals = job->normals.data != NULL;
     float table[SK_DQS_SIGN_MAX_J * SK_DQS_SIGN_MAX_J];
-    const float *sign = NULL;
-    if (kk == 4 && job->n_joints <= SK_DQS_SIGN_MAX_J) {
-        sign = job->dqs_sign;
-        if (!sign) {
-            sk_dqs_signs_f32(table, job->prepared + COR_Q, SK_COR_PREPARED_SIZE, job->n_joints);
-            sign = table;
-        }
-    }
+    const float *sign = range_signs(table, job, kk, job->prepared + COR_Q, SK_COR_PREPARED_SIZE);
     int64_t v = begin;
     if (packed_job(&job->positions, &job->out_positions, &job->normals, &job->out_normals, 4) &&
         sk_simd_packed3(&job->centers, 4)) {
