@@ -8,6 +8,8 @@ import threading
 import numpy as np
 import pytest
 
+from skinkit import transforms as tf
+
 # The Blender lane's tests need bpy in their own environment (.ci/lane-blender.sh runs them).
 collect_ignore = ["blender"]
 
@@ -132,3 +134,69 @@ def tree_depth():
         return best
 
     return depth
+
+
+@pytest.fixture
+def unit_rows():
+    """``unit_rows(rng, V)``: (V, 3) float64 random unit vectors."""
+
+    def make(rng, V):
+        n = rng.normal(size=(V, 3))
+        return n / np.linalg.norm(n, axis=1, keepdims=True)
+
+    return make
+
+
+@pytest.fixture
+def random_palette():
+    """``random_palette(rng, J, frames=None, spread=2.0, reach=3.0, scale=0.0)``: (J, 4, 4), or
+    (frames, J, 4, 4), float64 palettes: rotation vectors N(0, spread) and translations
+    N(0, reach); with ``scale``, each joint's 3x3 times ``I + scale * N(0, 1)`` (non-uniform scale
+    and shear: DQS then needs pivots)."""
+
+    def make(rng, J, frames=None, spread=2.0, reach=3.0, scale=0.0):
+        lead = (J,) if frames is None else (frames, J)
+        k = tf.rotvec(rng.normal(size=lead + (3,)) * spread)
+        k[..., :3, 3] = rng.normal(size=lead + (3,)) * reach
+        if scale:
+            k[..., :3, :3] = k[..., :3, :3] @ (np.eye(3) + scale * rng.normal(size=lead + (3, 3)))
+        return k
+
+    return make
+
+
+@pytest.fixture
+def influences():
+    """``influences(rng, V, J, K, index_dtype, dtype, zero_rows=(), zero_slots=True)`` -> ``idx,
+    w``: random (V, K) influences of J joints, rows summing to 1.  With ``zero_slots`` a quarter
+    of the slots after the first have weight 0 and a garbage index (never to be read); the rows
+    ``zero_rows`` are all zero (a kernel copies those vertices unchanged)."""
+
+    def make(rng, V, J, K, index_dtype, dtype, zero_rows=(), zero_slots=True):
+        hi = min(J, np.iinfo(index_dtype).max + 1)
+        idx = rng.integers(0, hi, size=(V, K)).astype(index_dtype)
+        w = rng.random((V, K)) + 0.05
+        if zero_slots and K > 1:
+            off = rng.random((V, K)) < 0.25
+            off[:, 0] = False
+            w[off] = 0.0
+            idx[off] = np.iinfo(index_dtype).max if index_dtype != np.int64 else 10**12
+        w /= w.sum(1, keepdims=True)
+        w[list(zero_rows)] = 0.0
+        return idx, w.astype(dtype)
+
+    return make
+
+
+@pytest.fixture
+def assert_skin_close():
+    """``assert_skin_close(got, want, positions, palette, tol)``: every vertex of ``got`` within
+    ``tol`` of ``want``, relative to its ``|position|`` plus the palette's largest translation."""
+
+    def check(got, want, positions, palette, tol):
+        scale = np.linalg.norm(np.asarray(positions, np.float64), axis=-1) + \
+            np.abs(tf.to_4x4(palette)[..., :3, 3]).max()
+        err = np.linalg.norm(np.asarray(got, np.float64) - want, axis=-1) / scale
+        assert err.max() <= tol, f"max relative error {err.max():.3g} > {tol:g}"
+
+    return check

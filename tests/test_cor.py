@@ -4,7 +4,7 @@ threads, and every bad input.
 """
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import skinkit as sk
@@ -29,44 +29,45 @@ def simd_path(request):
 
 # -- a random scene ------------------------------------------------------------------------------
 
-def poses(rng, J, frames=None, scale=False):
-    """(J, 4, 4) or (F, J, 4, 4) random rigid palettes; with ``scale``, non-uniform scale and
-    shear on every joint (DQS's two-phase split then needs pivots)."""
-    lead = (J,) if frames is None else (frames, J)
-    k = tf.rotvec(rng.normal(size=lead + (3,)) * 1.5)
-    k[..., :3, 3] = rng.normal(size=lead + (3,)) * 4.0
-    if scale:
-        k[..., :3, :3] = k[..., :3, :3] @ (np.eye(3) + 0.25 * rng.normal(size=lead + (3, 3)))
-    return k
+@pytest.fixture
+def poses(random_palette):
+    """``poses(rng, J, frames=None, scale=False)``: (J, 4, 4) or (F, J, 4, 4) random rigid
+    palettes; with ``scale``, non-uniform scale and shear on every joint (DQS's two-phase split
+    then needs pivots)."""
+
+    def make(rng, J, frames=None, scale=False):
+        return random_palette(rng, J, frames, spread=1.5, reach=4.0, scale=0.25 if scale else 0.0)
+
+    return make
 
 
 class Scene:
     """V vertices with unit normals, tangents (handedness +-1), K random influences of J joints
-    (a quarter of the slots zero with a garbage index, one all-zero row), centers near the
+    (a quarter of the slots zero with a garbage index, row 2 all zero), centers near the
     vertices with every fifth row NaN (no center), pivots."""
 
-    def __init__(self, rng, V=40, J=6, K=4, dtype=np.float64, index_dtype=np.int64):
+    def __init__(self, rng, influences, unit_rows, V=40, J=6, K=4, dtype=np.float64,
+                 index_dtype=np.int64):
         self.P = (rng.normal(size=(V, 3)) * 5).astype(dtype)
-        n = rng.normal(size=(V, 3))
-        self.N = (n / np.linalg.norm(n, axis=1, keepdims=True)).astype(dtype)
+        self.N = unit_rows(rng, V).astype(dtype)
         t = np.concatenate([rng.normal(size=(V, 3)), rng.choice([-1.0, 1.0], (V, 1))], 1)
         self.T = t.astype(dtype)
-        hi = min(J, np.iinfo(index_dtype).max + 1)
-        idx = rng.integers(0, hi, size=(V, K)).astype(index_dtype)
-        w = rng.random((V, K)) + 0.05
-        if K > 1:
-            off = rng.random((V, K)) < 0.25
-            off[:, 0] = False
-            w[off] = 0
-            idx[off] = np.iinfo(index_dtype).max if index_dtype != np.int64 else 10 ** 12
-        w /= w.sum(1, keepdims=True)
-        w[2] = 0
-        self.idx, self.w = idx, w.astype(dtype)
+        self.idx, self.w = influences(rng, V, J, K, index_dtype, dtype, zero_rows=[2])
         c = self.P + rng.normal(size=(V, 3))
         c[::5] = np.nan
         self.C = c.astype(dtype)
         self.pivots = rng.normal(size=(J, 3)) * 3
         self.J, self.V, self.dtype = J, V, dtype
+
+
+@pytest.fixture
+def scene(influences, unit_rows):
+    """``scene(rng, V=40, J=6, K=4, dtype=np.float64, index_dtype=np.int64)``: a random Scene."""
+
+    def make(rng, **kwargs):
+        return Scene(rng, influences, unit_rows, **kwargs)
+
+    return make
 
 
 def size(scene, palette):
@@ -92,10 +93,10 @@ def assert_close(got, want, scene, palette, dtype, what=""):
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("K", range(1, 9))
 @pytest.mark.parametrize("rule", ["joint", "blend"])
-def test_cor_matches_reference(dtype, K, rule):
+def test_cor_matches_reference(dtype, K, rule, scene, poses):
     rng = np.random.default_rng(K)
     for index_dtype in INDEX_DTYPES:
-        s = Scene(rng, K=K, dtype=dtype, index_dtype=index_dtype)
+        s = scene(rng, K=K, dtype=dtype, index_dtype=index_dtype)
         pal = poses(rng, s.J)
         got = sk.cor(s.P, s.idx, s.w, pal, centers=s.C, normals=s.N, tangents=s.T,
                      normal_rule=rule)
@@ -112,9 +113,9 @@ def test_cor_matches_reference(dtype, K, rule):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("K", [1, 2, 4, 7])
-def test_cor_scaled_palette_matches_reference(dtype, K):
+def test_cor_scaled_palette_matches_reference(dtype, K, scene, poses):
     rng = np.random.default_rng(100 + K)
-    s = Scene(rng, K=K, dtype=dtype)
+    s = scene(rng, K=K, dtype=dtype)
     pal = poses(rng, s.J, scale=True)
     got = sk.cor(s.P, s.idx, s.w, pal, centers=s.C, pivots=s.pivots, normals=s.N, tangents=s.T)
     want = ref.cor(s.P, s.idx, s.w, pal, s.C, pivots=s.pivots, normals=s.N, tangents=s.T)
@@ -126,9 +127,9 @@ def test_cor_scaled_palette_matches_reference(dtype, K):
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("K", [1, 3, 4, 8])
 @pytest.mark.parametrize("scale", [False, True])
-def test_blend_matches_reference(dtype, K, scale):
+def test_blend_matches_reference(dtype, K, scale, scene, poses):
     rng = np.random.default_rng(200 + K)
-    s = Scene(rng, K=K, dtype=dtype)
+    s = scene(rng, K=K, dtype=dtype)
     pal = poses(rng, s.J, scale=scale)
     piv = s.pivots if scale else None
     b = rng.random(s.V).astype(dtype)
@@ -140,14 +141,17 @@ def test_blend_matches_reference(dtype, K, scale):
         assert_close(got, want, s, pal, dtype)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+# scene and poses are function-scoped fixtures, but stateless: safe to share between examples
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2 ** 32 - 1), V=st.integers(0, 25), J=st.integers(1, 7),
        K=st.integers(1, 9), f64=st.booleans(), scale=st.booleans(), frames=st.sampled_from([None, 2]))
-def test_random_shapes_and_poses_match_the_reference(seed, V, J, K, f64, scale, frames):
+def test_random_shapes_and_poses_match_the_reference(seed, V, J, K, f64, scale, frames, scene,
+                                                     poses):
     """Any V (0 included), J, K (K > J too), batch, scale: CoR and blend against the reference."""
     rng = np.random.default_rng(seed)
     dtype = np.float64 if f64 else np.float32
-    s = Scene(rng, V=max(V, 3), J=J, K=K, dtype=dtype)
+    s = scene(rng, V=max(V, 3), J=J, K=K, dtype=dtype)
     s.P, s.N, s.idx, s.w, s.C = s.P[:V], s.N[:V], s.idx[:V], s.w[:V], s.C[:V]
     pal = poses(rng, J, frames=frames, scale=scale)
     piv = s.pivots if scale else None
@@ -158,9 +162,9 @@ def test_random_shapes_and_poses_match_the_reference(seed, V, J, K, f64, scale, 
     assert_close(got, ref.blend(s.P, s.idx, s.w, pal, b, pivots=piv, normals=s.N), s, pal, dtype)
 
 
-def test_unorm_weights(simd_path):
+def test_unorm_weights(simd_path, scene, poses):
     rng = np.random.default_rng(5)
-    s = Scene(rng, K=4, dtype=np.float32)
+    s = scene(rng, K=4, dtype=np.float32)
     pal = poses(rng, s.J)
     for dt, top in ((np.uint8, 255), (np.uint16, 65535)):
         wq = np.round(s.w.astype(np.float64) * top).astype(dt)
@@ -171,9 +175,9 @@ def test_unorm_weights(simd_path):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_batched(dtype, simd_path):
+def test_batched(dtype, simd_path, scene, poses):
     rng = np.random.default_rng(7)
-    s = Scene(rng, dtype=dtype)
+    s = scene(rng, dtype=dtype)
     pal = poses(rng, s.J, frames=3)
     got = sk.cor(s.P, s.idx, s.w, pal, centers=s.C, normals=s.N)
     assert got[0].shape == (3, s.V, 3)
@@ -193,11 +197,11 @@ def test_batched(dtype, simd_path):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_strided_layouts_and_out(dtype, simd_path):
+def test_strided_layouts_and_out(dtype, simd_path, scene, poses):
     """Interleaved vertex buffers, Fortran order and reversed views in and out: read and written
     in place, the same bits as contiguous arrays."""
     rng = np.random.default_rng(9)
-    s = Scene(rng, dtype=dtype)
+    s = scene(rng, dtype=dtype)
     pal = poses(rng, s.J)
     b = rng.random(s.V).astype(dtype)
     want_c = sk.cor(s.P, s.idx, s.w, pal, centers=s.C, normals=s.N)
@@ -227,9 +231,9 @@ def test_strided_layouts_and_out(dtype, simd_path):
     assert np.array_equal(P, want_c[0])
 
 
-def test_influences_object_and_skin_dispatch():
+def test_influences_object_and_skin_dispatch(scene, poses):
     rng = np.random.default_rng(11)
-    s = Scene(rng)
+    s = scene(rng)
     pal = poses(rng, s.J)
     infl = sk.Influences(s.idx, s.w, s.J)
     a = sk.cor(s.P, infl, pal, centers=s.C)
@@ -242,10 +246,10 @@ def test_influences_object_and_skin_dispatch():
 # -- limits and invariants -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_one_influence_is_rigid(dtype):
+def test_one_influence_is_rigid(dtype, scene, poses):
     """A vertex bound to one joint moves with it, wherever its center is (and without one)."""
     rng = np.random.default_rng(13)
-    s = Scene(rng, K=1, dtype=dtype)
+    s = scene(rng, K=1, dtype=dtype)
     w = np.ones((s.V, 1), dtype)
     for scale in (False, True):
         pal = poses(rng, s.J, scale=scale)
@@ -261,9 +265,9 @@ def test_one_influence_is_rigid(dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_identity_palette_gives_the_rest_mesh(dtype):
+def test_identity_palette_gives_the_rest_mesh(dtype, scene):
     rng = np.random.default_rng(17)
-    s = Scene(rng, K=4, dtype=dtype)
+    s = scene(rng, K=4, dtype=dtype)
     pal = np.broadcast_to(np.eye(4), (s.J, 4, 4))
     got = sk.cor(s.P, s.idx, s.w, pal, centers=s.C, normals=s.N)
     assert np.abs(got[0] - s.P).max() <= TOL[dtype] * size(s, pal)
@@ -273,9 +277,9 @@ def test_identity_palette_gives_the_rest_mesh(dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_rigid_motion_of_the_palette_moves_the_result_rigidly(dtype):
+def test_rigid_motion_of_the_palette_moves_the_result_rigidly(dtype, scene, poses):
     rng = np.random.default_rng(19)
-    s = Scene(rng, K=4, dtype=dtype)
+    s = scene(rng, K=4, dtype=dtype)
     M = tf.axis_angle([0.3, -1, 0.5], 2.1)
     M[:3, 3] = [3, -7, 2]
     for scale in (False, True):
@@ -303,9 +307,9 @@ def test_cor_has_no_candy_wrapper():
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_blend_ends_are_lbs_and_dqs(dtype):
+def test_blend_ends_are_lbs_and_dqs(dtype, scene, poses):
     rng = np.random.default_rng(23)
-    s = Scene(rng, K=4, dtype=dtype)
+    s = scene(rng, K=4, dtype=dtype)
     pal = poses(rng, s.J)
     kw = dict(normals=s.N, tangents=s.T)
     previous = _core.set_simd_path("scalar")  # the scalar LBS / DQS: the same code blend runs
@@ -331,9 +335,9 @@ def test_blend_ends_are_lbs_and_dqs(dtype):
 
 @pytest.mark.parametrize("method", ["cor", "blend"])
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_threads_are_bit_identical(method, dtype, simd_path):
+def test_threads_are_bit_identical(method, dtype, simd_path, scene, poses):
     rng = np.random.default_rng(29)
-    s = Scene(rng, V=5003, K=4, dtype=dtype)
+    s = scene(rng, V=5003, K=4, dtype=dtype)
     pal = poses(rng, s.J, frames=2)
     kw = {"centers": s.C} if method == "cor" else {"blend": rng.random(s.V).astype(dtype)}
     one = sk.skin(s.P, s.idx, s.w, pal, method=method, normals=s.N, threads=1, **kw)
@@ -349,9 +353,9 @@ def test_threads_are_bit_identical(method, dtype, simd_path):
         assert np.array_equal(part[1], one[1][:, start:]), start
 
 
-def test_zero_weight_rows_and_empty_inputs():
+def test_zero_weight_rows_and_empty_inputs(scene, poses):
     rng = np.random.default_rng(31)
-    s = Scene(rng)
+    s = scene(rng)
     pal = poses(rng, s.J)
     got = sk.cor(s.P, s.idx, s.w, pal, centers=s.C, normals=s.N)
     assert np.array_equal(got[0][2], s.P[2]) and np.array_equal(got[1][2], s.N[2])
@@ -378,9 +382,9 @@ def _check(exc, match, fn, *args, **kwargs):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_bad_centers(dtype):
+def test_bad_centers(dtype, scene, poses):
     rng = np.random.default_rng(37)
-    s = Scene(rng, dtype=dtype)
+    s = scene(rng, dtype=dtype)
     pal = poses(rng, s.J)
     out = np.full((s.V, 3), 5, dtype)
     call = lambda C, **kw: sk.cor(s.P, s.idx, s.w, pal, centers=C, out=out, **kw)  # noqa: E731
@@ -416,9 +420,9 @@ def test_bad_centers(dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_bad_blend(dtype):
+def test_bad_blend(dtype, scene, poses):
     rng = np.random.default_rng(41)
-    s = Scene(rng, dtype=dtype)
+    s = scene(rng, dtype=dtype)
     pal = poses(rng, s.J)
     out = np.full((s.V, 3), 5, dtype)
     call = lambda b: sk.skin(s.P, s.idx, s.w, pal, method="blend", blend=b, out=out)  # noqa: E731
@@ -498,11 +502,11 @@ def test_bulge_metric():
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
 @pytest.mark.parametrize("K", [1, 2, 4, 8])
 @pytest.mark.parametrize("rule", ["joint", "blend"])
-def test_cor_simd_matches_reference(simd_path, index_dtype, K, rule):
+def test_cor_simd_matches_reference(simd_path, index_dtype, K, rule, scene, poses):
     """Without tangents (the SIMD kernels' case): odd V (a partial last block), NaN centers (LBS
     with either normal rule), an all-zero row copied bit for bit."""
     rng = np.random.default_rng([K, INDEX_DTYPES.index(index_dtype)])
-    s = Scene(rng, V=133, J=9, K=K, dtype=np.float32, index_dtype=index_dtype)
+    s = scene(rng, V=133, J=9, K=K, dtype=np.float32, index_dtype=index_dtype)
     pal = poses(rng, s.J)
     got = sk.cor(s.P, s.idx, s.w, pal, centers=s.C, normals=s.N, normal_rule=rule)
     want = ref.cor(s.P, s.idx, s.w, pal, s.C, normals=s.N, normal_rule=rule)
@@ -523,12 +527,12 @@ def test_cor_simd_matches_reference(simd_path, index_dtype, K, rule):
         assert np.array_equal(got[0][2], s.P[2]) and np.array_equal(got[1][2], s.N[2])
 
 
-def test_cor_simd_many_joints_and_center_patterns(simd_path):
+def test_cor_simd_many_joints_and_center_patterns(simd_path, scene, poses):
     """J above the hemisphere sign table (64: the per-slot test), K = 3 and 4; a mesh with no
     center at all and one with every center."""
     rng = np.random.default_rng(4)
     for J, K in ((200, 4), (70, 3), (64, 4)):
-        s = Scene(rng, V=141, J=J, K=K, dtype=np.float32)
+        s = scene(rng, V=141, J=J, K=K, dtype=np.float32)
         pal = poses(rng, J)
         assert_close(sk.cor(s.P, s.idx, s.w, pal, centers=s.C, normals=s.N),
                      ref.cor(s.P, s.idx, s.w, pal, s.C, normals=s.N), s, pal, np.float32, J)
@@ -537,11 +541,11 @@ def test_cor_simd_many_joints_and_center_patterns(simd_path):
                      s, pal, np.float32)
 
 
-def test_cor_simd_paths_agree_and_scalar_cases(simd_path):
+def test_cor_simd_paths_agree_and_scalar_cases(simd_path, scene, poses):
     """Each path within rounding of the scalar one; with tangents or a scaled palette (the scalar
     kernel's cases) every path still matches the reference."""
     rng = np.random.default_rng(11)
-    s = Scene(rng, V=1001, J=40, K=4, dtype=np.float32)
+    s = scene(rng, V=1001, J=40, K=4, dtype=np.float32)
     pal = poses(rng, s.J)
     got = sk.cor(s.P, s.idx, s.w, pal, centers=s.C, normals=s.N)
     previous = _core.set_simd_path("scalar")

@@ -13,7 +13,6 @@ import pytest
 import skinkit as sk
 from skinkit import _core
 from skinkit import reference as ref
-from skinkit import transforms as tf
 
 PATHS = _core.simd_paths()
 INDEX_DTYPES = [np.uint8, np.uint16, np.uint32, np.int32, np.int64]
@@ -27,47 +26,6 @@ def path(request):
     previous = _core.set_simd_path(request.param)
     yield request.param
     _core.set_simd_path(previous)
-
-
-def rigid_palette(rng, J, spread=2.0):
-    k = tf.rotvec(rng.normal(size=(J, 3)) * spread)
-    k[..., :3, 3] = rng.normal(size=(J, 3)) * 3.0
-    return k
-
-
-def scaled_palette(rng, J):
-    k = rigid_palette(rng, J)
-    k[..., :3, :3] = k[..., :3, :3] @ (np.eye(3) + 0.3 * rng.normal(size=(J, 3, 3)))
-    return k
-
-
-def influences(rng, V, J, K, index_dtype=np.uint16, dtype=np.float32):
-    """(V, K) influences summing to 1, a quarter of the slots zero with a garbage index (never
-    read), and vertices 3 and V - 2 with all weights zero (copied unchanged)."""
-    hi = min(J, np.iinfo(index_dtype).max + 1)
-    idx = rng.integers(0, hi, size=(V, K)).astype(index_dtype)
-    w = rng.random((V, K)) + 0.05
-    if K > 1:
-        off = rng.random((V, K)) < 0.25
-        off[:, 0] = False
-        w[off] = 0.0
-        idx[off] = np.iinfo(index_dtype).max if index_dtype != np.int64 else 10**12
-    w /= w.sum(1, keepdims=True)
-    w[[3, V - 2]] = 0.0
-    return idx, w.astype(dtype)
-
-
-def unit_rows(rng, V):
-    n = rng.normal(size=(V, 3))
-    return n / np.linalg.norm(n, axis=1, keepdims=True)
-
-
-def assert_close(got, want, positions, palette, dtype):
-    """|got - want| per vertex relative to |p| + the palette's largest translation."""
-    scale = np.linalg.norm(np.asarray(positions, np.float64), axis=-1) + \
-        np.abs(tf.to_4x4(palette)[..., :3, 3]).max()
-    err = np.linalg.norm(np.asarray(got, np.float64) - want, axis=-1) / scale
-    assert err.max() <= TOL[dtype], f"max relative error {err.max():.3g}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -147,19 +105,20 @@ def test_environment_variable_forces_a_path():
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
 @pytest.mark.parametrize("K", [1, 3, 4, 8])
 @pytest.mark.parametrize("scaled", [False, True])
-def test_lbs_matches_reference(path, dtype, index_dtype, K, scaled):
+def test_lbs_matches_reference(path, dtype, index_dtype, K, scaled, unit_rows, influences,
+                               random_palette, assert_skin_close):
     rng = np.random.default_rng([K, INDEX_DTYPES.index(index_dtype), scaled])
     V, J = 157, 11  # odd: partial blocks at the end
     P = rng.normal(size=(V, 3)) * 5
     N = unit_rows(rng, V)
     N[7] = 0.0  # a zero normal stays zero
-    idx, w = influences(rng, V, J, K, index_dtype, dtype)
-    pal = scaled_palette(rng, J) if scaled else rigid_palette(rng, J)
+    idx, w = influences(rng, V, J, K, index_dtype, dtype, zero_rows=[3, V - 2])
+    pal = random_palette(rng, J, scale=0.3) if scaled else random_palette(rng, J)
     infl = sk.Influences(idx, w, J)
     p, n = sk.lbs(P.astype(dtype), infl, pal, normals=N.astype(dtype))
     rp, rn = ref.lbs(P, idx, w, pal, normals=N)
     assert p.dtype == dtype and n.dtype == dtype
-    assert_close(p, rp, P, pal, dtype)
+    assert_skin_close(p, rp, P, pal, TOL[dtype])
     np.testing.assert_allclose(n, rn, atol=10 * TOL[dtype])
     assert not n[7].any()
     for v in (3, V - 2):  # weights summing to 0: copied bit for bit
@@ -171,51 +130,53 @@ def test_lbs_matches_reference(path, dtype, index_dtype, K, scaled):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("bits", [8, 16])
-def test_lbs_unorm_weights(path, dtype, bits):
+def test_lbs_unorm_weights(path, dtype, bits, influences, random_palette, assert_skin_close):
     rng = np.random.default_rng(bits)
     V, J, K = 99, 7, 4
     P = rng.normal(size=(V, 3))
-    idx, w = influences(rng, V, J, K, np.uint8, np.float64)
+    idx, w = influences(rng, V, J, K, np.uint8, np.float64, zero_rows=[3, V - 2])
     q = np.round(w * (2**bits - 1)).astype(np.uint8 if bits == 8 else np.uint16)
-    pal = rigid_palette(np.random.default_rng(bits + 1), J)
+    pal = random_palette(np.random.default_rng(bits + 1), J)
     p = sk.lbs(P.astype(dtype), idx, q, pal)
     rp = ref.lbs(P, idx, q, pal)
-    assert_close(p, rp, P, pal, dtype)
+    assert_skin_close(p, rp, P, pal, TOL[dtype])
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
 @pytest.mark.parametrize("K", [1, 2, 4, 5])
-def test_dqs_matches_reference(path, dtype, index_dtype, K):
+def test_dqs_matches_reference(path, dtype, index_dtype, K, unit_rows, influences, random_palette,
+                               assert_skin_close):
     rng = np.random.default_rng([100, K, INDEX_DTYPES.index(index_dtype)])
     V, J = 133, 9
     P = rng.normal(size=(V, 3)) * 5
     N = unit_rows(rng, V)
-    idx, w = influences(rng, V, J, K, index_dtype, dtype)
-    pal = rigid_palette(rng, J)
+    idx, w = influences(rng, V, J, K, index_dtype, dtype, zero_rows=[3, V - 2])
+    pal = random_palette(rng, J)
     p, n = sk.dqs(P.astype(dtype), idx, w, pal, normals=N.astype(dtype))
     rp, rn = ref.dqs(P, idx, w, pal, normals=N)
-    assert_close(p, rp, P, pal, dtype)
+    assert_skin_close(p, rp, P, pal, TOL[dtype])
     np.testing.assert_allclose(n, rn, atol=10 * TOL[dtype])
     for v in (3, V - 2):
         assert np.array_equal(p[v], P[v].astype(dtype))
 
 
-def test_dqs_many_joints_and_scaled_palettes(path):
+def test_dqs_many_joints_and_scaled_palettes(path, influences, random_palette, assert_skin_close):
     """J above the sign table's size, and a scaled palette (the scalar kernel's case)."""
     rng = np.random.default_rng(9)
     V, K = 140, 4
     P = rng.normal(size=(V, 3)) * 3
-    for J, pal in ((200, rigid_palette(rng, 200)), (6, scaled_palette(rng, 6))):
-        idx, w = influences(rng, V, J, K, np.uint16, np.float32)
+    for J, pal in ((200, random_palette(rng, 200)), (6, random_palette(rng, 6, scale=0.3))):
+        idx, w = influences(rng, V, J, K, np.uint16, np.float32, zero_rows=[3, V - 2])
         piv = rng.normal(size=(J, 3))
         p = sk.dqs(P.astype(np.float32), idx, w, pal, pivots=piv)
-        assert_close(p, ref.dqs(P, idx, w, pal, pivots=piv), P, pal, np.float32)
+        assert_skin_close(p, ref.dqs(P, idx, w, pal, pivots=piv), P, pal, TOL[np.float32])
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
-def test_rigid_matches_reference(path, dtype, index_dtype):
+def test_rigid_matches_reference(path, dtype, index_dtype, unit_rows, random_palette,
+                                 assert_skin_close):
     rng = np.random.default_rng([7, INDEX_DTYPES.index(index_dtype)])
     V, J = 149, 9
     P = rng.normal(size=(V, 3)) * 4
@@ -223,10 +184,10 @@ def test_rigid_matches_reference(path, dtype, index_dtype):
     idx = rng.integers(0, J, V).astype(index_dtype)
     if np.issubdtype(index_dtype, np.signedinteger):
         idx[::7] = -1  # not skinned: copied
-    pal = scaled_palette(rng, J)
+    pal = random_palette(rng, J, scale=0.3)
     p, n = sk.rigid(P.astype(dtype), idx, pal, normals=N.astype(dtype))
     rp, rn = ref.rigid(P, idx, pal, normals=N)
-    assert_close(p, rp, P, pal, dtype)
+    assert_skin_close(p, rp, P, pal, TOL[dtype])
     np.testing.assert_allclose(n, rn, atol=10 * TOL[dtype])
     if np.issubdtype(index_dtype, np.signedinteger):
         assert np.array_equal(p[::7], P[::7].astype(dtype))
@@ -237,14 +198,14 @@ def test_rigid_matches_reference(path, dtype, index_dtype):
     assert np.array_equal(sk.rigid(inter[:, 2:5], idx[:, None], pal), p)
 
 
-def test_paths_agree(path):
+def test_paths_agree(path, unit_rows, influences, random_palette):
     """Each path is within rounding of the scalar one (they may differ in the last bits)."""
     rng = np.random.default_rng(11)
     V, J = 1001, 40
     P = rng.normal(size=(V, 3)).astype(np.float32)
     N = unit_rows(rng, V).astype(np.float32)
-    idx, w = influences(rng, V, J, 4)
-    pal = rigid_palette(rng, J)
+    idx, w = influences(rng, V, J, 4, np.uint16, np.float32, zero_rows=[3, V - 2])
+    pal = random_palette(rng, J)
     j = np.ascontiguousarray(idx[:, 0]).astype(np.int32)
     got = [sk.lbs(P, idx, w, pal, normals=N), sk.dqs(P, idx, w, pal, normals=N),
            sk.rigid(P, j, pal, normals=N)]
@@ -265,13 +226,14 @@ def test_paths_agree(path):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("method", ["lbs", "dqs", "rigid"])
-def test_threads_and_ranges_do_not_change_bits(path, dtype, method):
+def test_threads_and_ranges_do_not_change_bits(path, dtype, method, unit_rows, influences,
+                                               random_palette):
     rng = np.random.default_rng(3)
     V, J = 4133, 30
     P = rng.normal(size=(V, 3)).astype(dtype)
     N = unit_rows(rng, V).astype(dtype)
-    idx, w = influences(rng, V, J, 4, np.uint16, dtype)
-    pal = rigid_palette(rng, J)
+    idx, w = influences(rng, V, J, 4, np.uint16, dtype, zero_rows=[3, V - 2])
+    pal = random_palette(rng, J)
     if method == "rigid":
         run = lambda s, t: sk.rigid(P[s:], idx[s:, 0], pal, normals=N[s:], threads=t)
     else:
@@ -299,13 +261,13 @@ def _layouts(A):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("method", ["lbs", "dqs"])
-def test_layouts_do_not_change_bits(path, dtype, method):
+def test_layouts_do_not_change_bits(path, dtype, method, unit_rows, influences, random_palette):
     rng = np.random.default_rng(21)
     V, J = 203, 12
     P = rng.normal(size=(V, 3)).astype(dtype)
     N = unit_rows(rng, V).astype(dtype)
-    idx, w = influences(rng, V, J, 4, np.uint16, dtype)
-    pal = rigid_palette(rng, J)
+    idx, w = influences(rng, V, J, 4, np.uint16, dtype, zero_rows=[3, V - 2])
+    pal = random_palette(rng, J)
     fn = getattr(sk, method)
     want_p, want_n = fn(P, idx, w, pal, normals=N)
     for (lp, pv), (_, nv), (_, iv), (_, wv) in zip(_layouts(P), _layouts(N), _layouts(idx),
@@ -322,12 +284,12 @@ def test_layouts_do_not_change_bits(path, dtype, method):
 
 
 @pytest.mark.parametrize("method", ["lbs", "dqs"])
-def test_in_place(path, method):
+def test_in_place(path, method, influences, random_palette):
     rng = np.random.default_rng(8)
     V = 77
     P = rng.normal(size=(V, 3)).astype(np.float32)
-    idx, w = influences(rng, V, 5, 4)
-    pal = rigid_palette(rng, 5)
+    idx, w = influences(rng, V, 5, 4, np.uint16, np.float32, zero_rows=[3, V - 2])
+    pal = random_palette(rng, 5)
     fn = getattr(sk, method)
     want = fn(P, idx, w, pal)
     assert fn(P, idx, w, pal, out=P) is P
@@ -335,18 +297,19 @@ def test_in_place(path, method):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_large_outputs_misaligned_and_aligned(path, dtype):
+def test_large_outputs_misaligned_and_aligned(path, dtype, unit_rows, influences, random_palette,
+                                              assert_skin_close):
     """Above the non-temporal store threshold, with outputs at every alignment."""
     rng = np.random.default_rng(5)
     V, J = 66_000 + 13, 64
     P = rng.normal(size=(V, 3)).astype(dtype)
     N = unit_rows(rng, V).astype(dtype)
-    idx, w = influences(rng, V, J, 4, np.uint16, dtype)
-    pal = rigid_palette(rng, J)
+    idx, w = influences(rng, V, J, 4, np.uint16, dtype, zero_rows=[3, V - 2])
+    pal = random_palette(rng, J)
     infl = sk.Influences(idx, w, J)
     want_p, want_n = sk.lbs(P, infl, pal, normals=N)
     rp, rn = ref.lbs(P, idx, w, pal, normals=N)
-    assert_close(want_p, rp, P, pal, dtype)
+    assert_skin_close(want_p, rp, P, pal, TOL[dtype])
     np.testing.assert_allclose(want_n, rn, atol=10 * TOL[dtype])
     raw = np.empty(6 * V + 64, dtype)
     for shift in (1, 2, 5):
@@ -356,12 +319,12 @@ def test_large_outputs_misaligned_and_aligned(path, dtype):
         assert np.array_equal(out, want_p) and np.array_equal(out_n, want_n), shift
 
 
-def test_batch(path):
+def test_batch(path, influences, random_palette):
     rng = np.random.default_rng(6)
     V, J, F = 301, 10, 5
     P = rng.normal(size=(V, 3)).astype(np.float32)
-    idx, w = influences(rng, V, J, 4)
-    pals = np.stack([rigid_palette(rng, J) for _ in range(F)])
+    idx, w = influences(rng, V, J, 4, np.uint16, np.float32, zero_rows=[3, V - 2])
+    pals = np.stack([random_palette(rng, J) for _ in range(F)])
     got = sk.lbs(P, idx, w, pals)
     for f in range(F):
         assert np.array_equal(got[f], sk.lbs(P, idx, w, pals[f]))
@@ -373,12 +336,12 @@ def test_batch(path):
 
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_validation_reports_the_first_bad_vertex(index_dtype, dtype):
+def test_validation_reports_the_first_bad_vertex(index_dtype, dtype, influences, random_palette):
     rng = np.random.default_rng(2)
     V, J, K = 5000, 20, 4
     P = rng.normal(size=(V, 3)).astype(dtype)
-    idx, w = influences(rng, V, J, K, index_dtype, dtype)
-    pal = rigid_palette(rng, J)
+    idx, w = influences(rng, V, J, K, index_dtype, dtype, zero_rows=[3, V - 2])
+    pal = random_palette(rng, J)
     sk.lbs(P, idx, w, pal)  # valid, garbage indices under zero weights included
     bad_index = J if index_dtype in (np.uint8, np.uint16, np.uint32) else -1
     for first, second in ((0, 4999), (1023, 1024), (2500, 4000), (4999, None)):

@@ -22,72 +22,24 @@ DATA = pathlib.Path(__file__).parent / "data" / "gltf"
 
 
 # ---------------------------------------------------------------------------------------------
-# helpers
-# ---------------------------------------------------------------------------------------------
-
-def rigid_palette(rng, J, frames=None, spread=2.0):
-    shape = (J,) if frames is None else (frames, J)
-    k = tf.rotvec(rng.normal(size=shape + (3,)) * spread)
-    k[..., :3, 3] = rng.normal(size=shape + (3,)) * 3.0
-    return k
-
-
-def scaled_palette(rng, J, frames=None):
-    k = rigid_palette(rng, J, frames)
-    k[..., :3, :3] = k[..., :3, :3] @ (np.eye(3) + 0.3 * rng.normal(size=k.shape[:-2] + (3, 3)))
-    return k
-
-
-def influences(rng, V, J, K, index_dtype=np.int64, dtype=np.float64, zeros=True):
-    """Random (V, K) influences, rows summing to 1, some zero weights whose index is garbage
-    (never to be read), one all-zero row."""
-    hi = min(J, np.iinfo(index_dtype).max + 1)
-    idx = rng.integers(0, hi, size=(V, K)).astype(index_dtype)
-    w = rng.random((V, K)) + 0.05
-    if zeros and K > 1:
-        off = rng.random((V, K)) < 0.25
-        off[:, 0] = False
-        w[off] = 0.0
-        garbage = np.iinfo(index_dtype).max if index_dtype != np.int64 else 10**12
-        idx[off] = garbage
-    w /= w.sum(1, keepdims=True)
-    if zeros:
-        w[3] = 0.0
-    return idx, w.astype(dtype)
-
-
-def assert_skin_close(got, want, positions, palette, dtype, rtol=None):
-    """|got - want| per vertex relative to (|p| + the largest palette translation)."""
-    rtol = TOL[dtype] if rtol is None else rtol
-    scale = np.linalg.norm(np.asarray(positions, np.float64), axis=-1) + \
-        np.abs(tf.to_4x4(palette)[..., :3, 3]).max()
-    err = np.linalg.norm(np.asarray(got, np.float64) - want, axis=-1) / scale
-    assert err.max() <= rtol, f"max relative error {err.max():.3g} > {rtol:g}"
-
-
-def unit_rows(rng, V):
-    n = rng.normal(size=(V, 3))
-    return n / np.linalg.norm(n, axis=1, keepdims=True)
-
-
-# ---------------------------------------------------------------------------------------------
 # against the reference
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("K", range(1, 9))
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
-def test_lbs_matches_reference(dtype, K, index_dtype):
+def test_lbs_matches_reference(dtype, K, index_dtype, unit_rows, influences, random_palette,
+                               assert_skin_close):
     rng = np.random.default_rng(K * 7 + INDEX_DTYPES.index(index_dtype))
     V, J = 157, 12
     P = rng.normal(size=(V, 3)) * 5
     N = unit_rows(rng, V)
-    idx, w = influences(rng, V, J, K, index_dtype, dtype)
-    pal = scaled_palette(rng, J)  # LBS takes any affine palette
+    idx, w = influences(rng, V, J, K, index_dtype, dtype, zero_rows=[3])
+    pal = random_palette(rng, J, scale=0.3)  # LBS takes any affine palette
     p, n = sk.lbs(P.astype(dtype), idx, w, pal, normals=N.astype(dtype))
     rp, rn = ref.lbs(P, idx, w, pal, normals=N)
     assert p.dtype == dtype and n.dtype == dtype
-    assert_skin_close(p, rp, P, pal, dtype)
+    assert_skin_close(p, rp, P, pal, TOL[dtype])
     np.testing.assert_allclose(n, rn, atol=10 * TOL[dtype])
     # the all-zero row is copied unchanged
     assert np.array_equal(p[3], P[3].astype(dtype))
@@ -96,34 +48,36 @@ def test_lbs_matches_reference(dtype, K, index_dtype):
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("K", [1, 2, 4, 8])
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
-def test_dqs_matches_reference(dtype, K, index_dtype):
+def test_dqs_matches_reference(dtype, K, index_dtype, unit_rows, influences, random_palette,
+                               assert_skin_close):
     rng = np.random.default_rng(100 + K)
     V, J = 120, 9
     P = rng.normal(size=(V, 3)) * 5
     N = unit_rows(rng, V)
-    idx, w = influences(rng, V, J, K, index_dtype, dtype)
-    pal = rigid_palette(rng, J)
+    idx, w = influences(rng, V, J, K, index_dtype, dtype, zero_rows=[3])
+    pal = random_palette(rng, J)
     p, n = sk.dqs(P.astype(dtype), idx, w, pal, normals=N.astype(dtype))
     rp, rn = ref.dqs(P, idx, w, pal, normals=N)
-    assert_skin_close(p, rp, P, pal, dtype)
+    assert_skin_close(p, rp, P, pal, TOL[dtype])
     np.testing.assert_allclose(n, rn, atol=10 * TOL[dtype])
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_dqs_scaled_palette_with_pivots(dtype):
+def test_dqs_scaled_palette_with_pivots(dtype, unit_rows, influences, random_palette,
+                                        assert_skin_close):
     rng = np.random.default_rng(5)
     V, J, K = 200, 8, 4
     P = rng.normal(size=(V, 3)) * 5
     N = unit_rows(rng, V)
     T = np.concatenate([unit_rows(rng, V), np.where(rng.random((V, 1)) < 0.5, -1.0, 1.0)], 1)
-    idx, w = influences(rng, V, J, K, np.uint16, dtype)
-    pal = scaled_palette(rng, J)
+    idx, w = influences(rng, V, J, K, np.uint16, dtype, zero_rows=[3])
+    pal = random_palette(rng, J, scale=0.3)
     pal[2, :3, :3] = np.diag([-1.5, 1.0, 0.7]) @ pal[2, :3, :3]  # a mirrored joint too
     piv = rng.normal(size=(J, 3))
     p, n, t = sk.dqs(P.astype(dtype), idx, w, pal, pivots=piv.astype(dtype),
                      normals=N.astype(dtype), tangents=T.astype(dtype))
     rp, rn, rt = ref.dqs(P, idx, w, pal, pivots=piv, normals=N, tangents=T)
-    assert_skin_close(p, rp, P, pal, dtype, rtol=10 * TOL[dtype])
+    assert_skin_close(p, rp, P, pal, 10 * TOL[dtype])
     np.testing.assert_allclose(n, rn, atol=20 * TOL[dtype])
     np.testing.assert_allclose(t, rt, atol=20 * TOL[dtype])
     assert np.array_equal(t[:, 3], T[:, 3].astype(dtype))
@@ -134,15 +88,15 @@ def test_dqs_scaled_palette_with_pivots(dtype):
     (1 + 1.2e-5, 0.0, True), (1 - 1.2e-5, 0.0, True),     # just past it: scale
     (1.0, 0.6e-5, False), (1.0, 2.5e-5, True),            # shear moves the singular values
     (3.0, 0.0, True)])
-def test_dqs_scale_threshold(scale, shear, scaled):
+def test_dqs_scale_threshold(scale, shear, scaled, influences, random_palette, assert_skin_close):
     """DESIGN section 2: a joint is scaled when a singular value is more than 1e-5 off 1 (or the
     determinant is negative); below that DQS needs no pivots.  Checked on both sides of the
     threshold, against numpy's SVD, for a rotated joint."""
     rng = np.random.default_rng(17)
     V, J = 40, 3
     P = rng.normal(size=(V, 3))
-    idx, w = influences(rng, V, J, 2, np.uint16, np.float64)
-    pal = rigid_palette(rng, J)
+    idx, w = influences(rng, V, J, 2, np.uint16, np.float64, zero_rows=[3])
+    pal = random_palette(rng, J)
     A = np.diag([scale, 1.0, 1.0]) @ np.array([[1.0, shear, 0], [0, 1, 0], [0, 0, 1]])
     pal[1, :3, :3] = pal[1, :3, :3] @ A
     sigma = np.linalg.svd(pal[1, :3, :3], compute_uv=False)
@@ -150,23 +104,22 @@ def test_dqs_scale_threshold(scale, shear, scaled):
     if scaled:
         _raises(ValueError, "pivots", sk.dqs, P, idx, w, pal)
     else:
-        assert_skin_close(sk.dqs(P, idx, w, pal), ref.dqs(P, idx, w, pal), P, pal, np.float64,
-                          rtol=1e-6)
+        assert_skin_close(sk.dqs(P, idx, w, pal), ref.dqs(P, idx, w, pal), P, pal, 1e-6)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64, np.uint8])
-def test_rigid_matches_reference(dtype, index_dtype):
+def test_rigid_matches_reference(dtype, index_dtype, unit_rows, random_palette, assert_skin_close):
     rng = np.random.default_rng(9)
     V, J = 300, 20
     P = rng.normal(size=(V, 3))
     N = unit_rows(rng, V)
     lo = -1 if np.issubdtype(index_dtype, np.signedinteger) else 0
     j = rng.integers(lo, J, size=V).astype(index_dtype)
-    pal = scaled_palette(rng, J)
+    pal = random_palette(rng, J, scale=0.3)
     p, n = sk.rigid(P.astype(dtype), j, pal, normals=N.astype(dtype))
     rp, rn = ref.rigid(P, j, pal, normals=N)
-    assert_skin_close(p, rp, P, pal, dtype)
+    assert_skin_close(p, rp, P, pal, TOL[dtype])
     np.testing.assert_allclose(n, rn, atol=10 * TOL[dtype])
     if lo < 0:
         assert np.array_equal(p[j < 0], P[j < 0].astype(dtype))
@@ -176,15 +129,15 @@ def test_rigid_matches_reference(dtype, index_dtype):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("rule", ["joint", "blend"])
-def test_normals_and_tangents(dtype, rule):
+def test_normals_and_tangents(dtype, rule, unit_rows, influences, random_palette):
     rng = np.random.default_rng(11)
     V, J, K = 150, 6, 3
     P = rng.normal(size=(V, 3))
     N = unit_rows(rng, V)
     N[5] = 0.0  # a zero-length normal stays zero
     T = np.concatenate([unit_rows(rng, V), np.where(rng.random((V, 1)) < 0.5, -1.0, 1.0)], 1)
-    idx, w = influences(rng, V, J, K, np.int32, dtype)
-    pal = scaled_palette(rng, J)
+    idx, w = influences(rng, V, J, K, np.int32, dtype, zero_rows=[3])
+    pal = random_palette(rng, J, scale=0.3)
     p, n, t = sk.lbs(P.astype(dtype), idx, w, pal, normals=N.astype(dtype),
                      tangents=T.astype(dtype), normal_rule=rule)
     rp, rn, rt = ref.lbs(P, idx, w, pal, normals=N, tangents=T, normal_rule=rule)
@@ -207,55 +160,56 @@ def test_normals_and_tangents(dtype, rule):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("weight_dtype", [np.uint8, np.uint16])
-def test_unorm_weights(dtype, weight_dtype):
+def test_unorm_weights(dtype, weight_dtype, influences, random_palette, assert_skin_close):
     rng = np.random.default_rng(3)
     V, J, K = 100, 5, 4
     P = rng.normal(size=(V, 3))
-    idx, w = influences(rng, V, J, K, np.uint8, np.float64)
+    idx, w = influences(rng, V, J, K, np.uint8, np.float64, zero_rows=[3])
     top = np.iinfo(weight_dtype).max
     wq = np.round(w * top).astype(weight_dtype)
-    pal = rigid_palette(rng, J)
+    pal = random_palette(rng, J)
     for fn in (sk.lbs, sk.dqs):
         got = fn(P.astype(dtype), idx, wq, pal)
         want = getattr(ref, fn.__name__)(P, idx, wq, pal)
-        assert_skin_close(got, want, P, pal, dtype, rtol=4 * TOL[dtype])
+        assert_skin_close(got, want, P, pal, 4 * TOL[dtype])
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_batched_palettes_and_positions(dtype):
+def test_batched_palettes_and_positions(dtype, unit_rows, influences, random_palette,
+                                        assert_skin_close):
     rng = np.random.default_rng(21)
     V, J, K, F = 90, 7, 4, 5
     P = rng.normal(size=(V, 3))
     PF = rng.normal(size=(F, V, 3))
     N = unit_rows(rng, V)
-    idx, w = influences(rng, V, J, K, np.uint16, dtype)
-    pal = rigid_palette(rng, J, frames=F)
+    idx, w = influences(rng, V, J, K, np.uint16, dtype, zero_rows=[3])
+    pal = random_palette(rng, J, frames=F)
     for fn in (sk.lbs, sk.dqs):
         name = fn.__name__
         # shared positions, batched palette
         p, n = fn(P.astype(dtype), idx, w, pal, normals=N.astype(dtype))
         assert p.shape == (F, V, 3) and n.shape == (F, V, 3)
         rp, rn = getattr(ref, name)(P, idx, w, pal, normals=N)
-        assert_skin_close(p, rp, P, pal, dtype)
+        assert_skin_close(p, rp, P, pal, TOL[dtype])
         # per-frame positions, batched palette
         p = fn(PF.astype(dtype), idx, w, pal)
-        assert_skin_close(p, getattr(ref, name)(PF, idx, w, pal), PF, pal, dtype)
+        assert_skin_close(p, getattr(ref, name)(PF, idx, w, pal), PF, pal, TOL[dtype])
         # per-frame positions, one palette
         p = fn(PF.astype(dtype), idx, w, pal[0])
         assert p.shape == (F, V, 3)
-        assert_skin_close(p, getattr(ref, name)(PF, idx, w, pal[0]), PF, pal[0], dtype)
+        assert_skin_close(p, getattr(ref, name)(PF, idx, w, pal[0]), PF, pal[0], TOL[dtype])
         # each frame equals the unbatched call
         for f in range(F):
             assert np.array_equal(fn(PF[f].astype(dtype), idx, w, pal[f]), fn(
                 PF.astype(dtype), idx, w, pal)[f])
 
 
-def test_compact_palette_and_skin_dispatch():
+def test_compact_palette_and_skin_dispatch(influences, random_palette):
     rng = np.random.default_rng(2)
     V, J, K = 60, 5, 3
     P = rng.normal(size=(V, 3))
-    idx, w = influences(rng, V, J, K)
-    pal = rigid_palette(rng, J)
+    idx, w = influences(rng, V, J, K, np.int64, np.float64, zero_rows=[3])
+    pal = random_palette(rng, J)
     assert np.array_equal(sk.lbs(P, idx, w, pal[:, :3]), sk.lbs(P, idx, w, pal))
     infl = sk.Influences(idx, w, J)
     assert np.array_equal(sk.skin(P, infl, pal, method="lbs"), sk.lbs(P, idx, w, pal))
@@ -288,13 +242,13 @@ def layouts(P):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_strided_inputs_and_outputs(dtype):
+def test_strided_inputs_and_outputs(dtype, unit_rows, influences, random_palette):
     rng = np.random.default_rng(4)
     V, J, K = 101, 6, 4
     P = rng.normal(size=(V, 3)).astype(dtype)
     N = unit_rows(rng, V).astype(dtype)
-    idx, w = influences(rng, V, J, K, np.uint16, dtype)
-    pal = rigid_palette(rng, J)
+    idx, w = influences(rng, V, J, K, np.uint16, dtype, zero_rows=[3])
+    pal = random_palette(rng, J)
     want_p, want_n = sk.lbs(P, idx, w, pal, normals=N)
     want_dp = sk.dqs(P, idx, w, pal)
     idx_f, w_f = np.asfortranarray(idx), np.asfortranarray(w)
@@ -312,11 +266,11 @@ def test_strided_inputs_and_outputs(dtype):
 
 
 @pytest.mark.parametrize("fn", [sk.lbs, sk.dqs])
-def test_in_place_positions(fn):
+def test_in_place_positions(fn, influences, random_palette):
     rng = np.random.default_rng(8)
     P = rng.normal(size=(50, 3))
-    idx, w = influences(rng, 50, 4, 2)
-    pal = rigid_palette(rng, 4)
+    idx, w = influences(rng, 50, 4, 2, np.int64, np.float64, zero_rows=[3])
+    pal = random_palette(rng, 4)
     want = fn(P, idx, w, pal)
     r = fn(P, idx, w, pal, out=P)
     assert r is P and np.array_equal(P, want)
@@ -410,12 +364,12 @@ def test_lbs_and_dqs_match_three_js_and_blender(model, dtype):
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_identity_palette_returns_input(dtype):
+def test_identity_palette_returns_input(dtype, unit_rows, influences):
     rng = np.random.default_rng(1)
     V, J = 80, 6
     P = rng.normal(size=(V, 3)).astype(dtype)
     N = unit_rows(rng, V).astype(dtype)
-    idx, w = influences(rng, V, J, 4, np.uint8, dtype)
+    idx, w = influences(rng, V, J, 4, np.uint8, dtype, zero_rows=[3])
     eye = np.broadcast_to(np.eye(4), (J, 4, 4))
     for fn in (sk.lbs, sk.dqs):
         p, n = fn(P, idx, w, eye, normals=N)
@@ -425,26 +379,26 @@ def test_identity_palette_returns_input(dtype):
     np.testing.assert_allclose(p, P, atol=TOL[dtype])
 
 
-def test_one_influence_lbs_dqs_rigid_agree():
+def test_one_influence_lbs_dqs_rigid_agree(random_palette):
     rng = np.random.default_rng(12)
     V, J = 100, 8
     P = rng.normal(size=(V, 3))
     j = rng.integers(0, J, size=(V, 1))
     w = np.ones((V, 1))
-    pal = rigid_palette(rng, J)
+    pal = random_palette(rng, J)
     a, b, c = sk.lbs(P, j, w, pal), sk.dqs(P, j, w, pal), sk.rigid(P, j[:, 0], pal)
     np.testing.assert_allclose(a, c, atol=1e-12)
     np.testing.assert_allclose(b, c, atol=1e-12)
 
 
-def test_column_permutation_changes_nothing_ties_included():
+def test_column_permutation_changes_nothing_ties_included(random_palette):
     rng = np.random.default_rng(13)
     V, J, K = 200, 10, 4
     P = rng.normal(size=(V, 3))
     idx = np.stack([rng.permutation(J)[:K] for _ in range(V)])
     w = np.full((V, K), 0.25)  # every row a four-way tie: the pivot rule decides
     w[::3] = [0.4, 0.4, 0.1, 0.1]
-    pal = rigid_palette(rng, J, spread=3.0)
+    pal = random_palette(rng, J, spread=3.0)
     base_l, base_d = sk.lbs(P, idx, w, pal), sk.dqs(P, idx, w, pal)
     for _ in range(5):
         perm = rng.permutation(K)
@@ -453,25 +407,27 @@ def test_column_permutation_changes_nothing_ties_included():
 
 
 @pytest.mark.parametrize("fn", ["lbs", "dqs"])
-def test_rigid_motion_of_palette_moves_result_rigidly(fn):
+def test_rigid_motion_of_palette_moves_result_rigidly(fn, influences, random_palette):
     rng = np.random.default_rng(14)
     V, J = 120, 7
     P = rng.normal(size=(V, 3))
-    idx, w = influences(rng, V, J, 3, zeros=False)  # an unskinned vertex would not move
-    pal = rigid_palette(rng, J)
+    # no zero weights: an unskinned vertex would not move
+    idx, w = influences(rng, V, J, 3, np.int64, np.float64, zero_slots=False)
+    pal = random_palette(rng, J)
     G = tf.rotvec([0.3, -1.2, 2.0])
     G[:3, 3] = [4.0, -2.0, 1.0]
     f = getattr(sk, fn)
     np.testing.assert_allclose(f(P, idx, w, G @ pal), ref._apply(G, f(P, idx, w, pal)), atol=1e-11)
 
 
-def test_dqs_covariant_under_change_of_bind_frame_with_scaled_joints():
+def test_dqs_covariant_under_change_of_bind_frame_with_scaled_joints(unit_rows, influences,
+                                                                     random_palette):
     rng = np.random.default_rng(15)
     V, J = 150, 6
     P = rng.normal(size=(V, 3)) * 3
     N = unit_rows(rng, V)
-    idx, w = influences(rng, V, J, 3)
-    pal = scaled_palette(rng, J)
+    idx, w = influences(rng, V, J, 3, np.int64, np.float64, zero_rows=[3])
+    pal = random_palette(rng, J, scale=0.3)
     piv = rng.normal(size=(J, 3))
     M = tf.rotvec([1.0, 0.5, -0.7])
     M[:3, 3] = [10.0, -3.0, 2.0]
@@ -483,11 +439,11 @@ def test_dqs_covariant_under_change_of_bind_frame_with_scaled_joints():
     np.testing.assert_allclose(n2, n @ M[:3, :3].T, atol=1e-10)
 
 
-def test_dqs_equals_lbs_for_identity_rotations_with_scale():
+def test_dqs_equals_lbs_for_identity_rotations_with_scale(influences):
     rng = np.random.default_rng(16)
     V, J = 100, 5
     P = rng.normal(size=(V, 3))
-    idx, w = influences(rng, V, J, 3)
+    idx, w = influences(rng, V, J, 3, np.int64, np.float64, zero_rows=[3])
     pal = np.tile(np.eye(4), (J, 1, 1))
     pal[:, [0, 1, 2], [0, 1, 2]] = rng.uniform(0.5, 2.0, size=(J, 3))
     pal[:, :3, 3] = rng.normal(size=(J, 3))
@@ -544,7 +500,7 @@ def test_candy_wrapper_lbs_collapses_dqs_keeps_volume():
 # zero copy
 # ---------------------------------------------------------------------------------------------
 
-def test_no_vertex_sized_allocation_at_one_million_vertices():
+def test_no_vertex_sized_allocation_at_one_million_vertices(unit_rows, random_palette):
     rng = np.random.default_rng(0)
     V, J, K = 1_000_000, 64, 4
     P = rng.normal(size=(V, 3)).astype(np.float32)
@@ -553,7 +509,7 @@ def test_no_vertex_sized_allocation_at_one_million_vertices():
     w = rng.random((V, K)).astype(np.float32)
     w /= w.sum(1, keepdims=True)
     infl = sk.Influences(idx, w, J)
-    pal = rigid_palette(rng, J).astype(np.float32)
+    pal = random_palette(rng, J).astype(np.float32)
     out, out_n = np.empty_like(P), np.empty_like(N)
     copies = [a.copy() for a in (P, N, idx, w, pal)]
     input_bytes = P.nbytes + N.nbytes + idx.nbytes + w.nbytes
@@ -574,12 +530,12 @@ def test_no_vertex_sized_allocation_at_one_million_vertices():
 # ---------------------------------------------------------------------------------------------
 
 @pytest.fixture
-def case():
+def case(influences, random_palette):
     rng = np.random.default_rng(31)
     V, J, K = 40, 5, 3
     P = rng.normal(size=(V, 3))
-    idx, w = influences(rng, V, J, K, np.int32)
-    return P, idx, w, rigid_palette(rng, J)
+    idx, w = influences(rng, V, J, K, np.int32, np.float64, zero_rows=[3])
+    return P, idx, w, random_palette(rng, J)
 
 
 def _raises(exc, match, fn, P, idx, w, pal, **kw):
@@ -691,25 +647,31 @@ def test_influences_object(case):
 # threads
 # ---------------------------------------------------------------------------------------------
 
-def _big_case(V=200_000, seed=40):
-    rng = np.random.default_rng(seed)
-    P = rng.normal(size=(V, 3)).astype(np.float32)
-    N = unit_rows(rng, V).astype(np.float32)
-    idx, w = influences(rng, V, 32, 4, np.uint16, np.float32)
-    return P, N, sk.Influences(idx, w, 32), rigid_palette(rng, 32).astype(np.float32)
+@pytest.fixture
+def big_case(unit_rows, influences, random_palette):
+    """``big_case(V)`` -> float32 ``P, N, Influences, palette`` of 32 joints (seed 40)."""
+
+    def make(V):
+        rng = np.random.default_rng(40)
+        P = rng.normal(size=(V, 3)).astype(np.float32)
+        N = unit_rows(rng, V).astype(np.float32)
+        idx, w = influences(rng, V, 32, 4, np.uint16, np.float32, zero_rows=[3])
+        return P, N, sk.Influences(idx, w, 32), random_palette(rng, 32).astype(np.float32)
+
+    return make
 
 
 @pytest.mark.parametrize("fn", [sk.lbs, sk.dqs, sk.skin])
-def test_thread_count_never_changes_a_bit(fn):
-    P, N, infl, pal = _big_case(V=10_007)
+def test_thread_count_never_changes_a_bit(fn, big_case):
+    P, N, infl, pal = big_case(V=10_007)
     one = fn(P, infl, pal, normals=N, threads=1)
     for n in (2, 3, 8):
         other = fn(P, infl, pal, normals=N, threads=n)
         assert all(np.array_equal(a, b) for a, b in zip(one, other))
 
 
-def test_eight_python_threads_at_once_give_the_same_bits():
-    P, N, infl, pal = _big_case(V=50_000)
+def test_eight_python_threads_at_once_give_the_same_bits(big_case):
+    P, N, infl, pal = big_case(V=50_000)
     want = sk.dqs(P, infl, pal, normals=N)
     results = [None] * 8
 
@@ -725,8 +687,8 @@ def test_eight_python_threads_at_once_give_the_same_bits():
         assert all(np.array_equal(a, b) for a, b in zip(r, want))
 
 
-def test_gil_is_released_during_a_long_kernel():
-    P, N, infl, pal = _big_case(V=1_000_000)
+def test_gil_is_released_during_a_long_kernel(big_case):
+    P, N, infl, pal = big_case(V=1_000_000)
     out, out_n = np.empty_like(P), np.empty_like(N)
     start = time.perf_counter()
     sk.dqs(P, infl, pal, normals=N, out=out, out_normals=out_n)
