@@ -647,20 +647,26 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
         J_.centers = cstream;                                                                    \
         J_.blend = bstream;                                                                      \
         J_.stream = V >= SK_STREAM_MIN;
+        /* DQS's hemisphere signs, once per frame rather than per range; for CoR and blend from
+         * the DQS block of sk_cor_prepare's records */
+        const int signs = method >= 2 && J <= SK_DQS_SIGN_MAX_J;
+        const ptrdiff_t qfirst = method == 2 ? 0 : SK_COR_DQS;
+        const ptrdiff_t qstride = method == 2 ? SK_DQS_PREPARED_SIZE : SK_COR_PREPARED_SIZE;
         if (task.f32) {
             FILL_JOB(j32)
             j32.prepared = (const float *)pf;
-            if (method >= 2 && J <= SK_DQS_SIGN_MAX_J) { /* once per frame, not per range */
-                if (method == 2)
-                    sk_dqs_signs_f32(dqs_sign, j32.prepared, SK_DQS_PREPARED_SIZE, J);
-                else /* CoR and blend: the DQS block of sk_cor_prepare's records */
-                    sk_dqs_signs_f32(dqs_sign, j32.prepared + SK_COR_DQS, SK_COR_PREPARED_SIZE, J);
+            if (signs) {
+                sk_dqs_signs_f32(dqs_sign, j32.prepared + qfirst, qstride, J);
                 j32.dqs_sign = dqs_sign;
             }
             task.job = &j32;
         } else {
             FILL_JOB(j64)
             j64.prepared = (const double *)pf;
+            if (signs) {
+                sk_dqs_signs_f64(dqs_sign, j64.prepared + qfirst, qstride, J);
+                j64.dqs_sign = dqs_sign;
+            }
             task.job = &j64;
         }
 #undef FILL_JOB

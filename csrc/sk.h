@@ -198,6 +198,7 @@ typedef struct sk_skin_job_f64 {
     sk_stream centers;
     sk_stream blend;
     int stream;
+    const float *dqs_sign; /* sk_dqs_signs_f64 (float +-1: a double weight times it is exact) */
 } sk_skin_job_f64;
 
 /* Calls of at least this many vertices (96 KB per float32 output stream, past L1 and a good
@@ -220,11 +221,12 @@ typedef struct sk_skin_job_f64 {
 sk_result sk_lbs_prepare_f32(float *prepared, const float *palette, int64_t n_joints, int64_t *bad);
 sk_result sk_lbs_prepare_f64(double *prepared, const double *palette, int64_t n_joints, int64_t *bad);
 /* DQS's hemisphere signs for small J: sign[p J + j] = -1 when joint j's rotation must flip to
- * join pivot p's hemisphere (the scalar kernel's dot product test), else 1; J <= 64.  `quats`:
- * joint 0's real quaternion (x, y, z, w) in a table of `stride` floats per joint
- * (sk_dqs_prepare's or sk_cor_prepare's). */
+ * join pivot p's hemisphere (the scalar kernel's dot product test, in the kernel's type), else
+ * 1; J <= 64.  `quats`: joint 0's real quaternion (x, y, z, w) in a table of `stride` elements
+ * per joint (sk_dqs_prepare's or sk_cor_prepare's). */
 #define SK_DQS_SIGN_MAX_J 64
 void sk_dqs_signs_f32(float *sign, const float *quats, ptrdiff_t stride, int64_t n_joints);
+void sk_dqs_signs_f64(float *sign, const double *quats, ptrdiff_t stride, int64_t n_joints);
 sk_result sk_dqs_prepare_f32(float *prepared, const float *palette, const float *pivots,
                              int64_t n_joints, int64_t *bad);
 sk_result sk_dqs_prepare_f64(double *prepared, const double *palette, const double *pivots,

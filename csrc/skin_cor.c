@@ -32,22 +32,14 @@ static void cor_rigid_part(double out[12], const double k[12], const double dq[S
     }
 }
 
-/* Whether a blend call goes through the LBS and DQS kernels (SIMD for float32 on a SIMD path)
- * rather than the per-vertex scalar code: float32 without tangents, and at most
- * SK_BLEND_SIMD_MAX_J joints (each call repacks the two tables).  Depends on the job alone,
- * never on the range, so threads and splits keep the bits. */
+/* Whether a blend call goes through the LBS and DQS kernels (their SIMD paths) rather than the
+ * per-vertex scalar code: a SIMD path, no tangents, and at most SK_BLEND_SIMD_MAX_J joints (each
+ * call repacks the two tables).  Depends on the job alone, never on the range, so threads and
+ * splits keep the bits. */
 #define SK_BLEND_SIMD_MAX_J 1024
-static int blend_simd_f32(const sk_skin_job_f32 *job)
-{
-    return sk_simd_current() != SK_SIMD_SCALAR && !job->tangents.data &&
-           job->n_joints <= SK_BLEND_SIMD_MAX_J;
-}
-
-static int blend_simd_f64(const sk_skin_job_f64 *job)
-{
-    (void)job;
-    return 0; /* no float64 DQS SIMD kernel: the scalar blend is as fast */
-}
+#define BLEND_SIMD(job)                                                                          \
+    (sk_simd_current() != SK_SIMD_SCALAR && !(job)->tangents.data &&                             \
+     (job)->n_joints <= SK_BLEND_SIMD_MAX_J)
 
 #define SK_TEMPLATE "skin_cor.template.c"
 #include "skin_instantiate.h"

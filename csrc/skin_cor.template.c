@@ -141,7 +141,7 @@ static void SK_FN(blend_shift)(SK_JOB *sub, const SK_JOB *job, int64_t v0)
 #define SK_BLEND_CHUNK 64
 static int SK_FN(blend_kernels)(const SK_JOB *job, int64_t begin, int64_t end)
 {
-    if (!SK_FN(blend_simd)(job)) return 0;
+    if (!BLEND_SIMD(job)) return 0;
     const int64_t J = job->n_joints;
     SK_T *tables = malloc(sizeof(SK_T) * (size_t)J * (SK_LBS_PREPARED_SIZE + SK_DQS_PREPARED_SIZE));
     if (!tables) return 0;

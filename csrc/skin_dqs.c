@@ -232,17 +232,5 @@ static void dqs_prepare_joint(double out[SK_DQS_PREPARED_SIZE], const double k[1
     out[20] = scaled ? 1.0 : 0.0;
 }
 
-void sk_dqs_signs_f32(float *sign, const float *quats, ptrdiff_t stride, int64_t n_joints)
-{
-    for (int64_t p = 0; p < n_joints; ++p) {
-        const float *q0 = quats + stride * p;
-        for (int64_t j = 0; j < n_joints; ++j) {
-            const float *pj = quats + stride * j;
-            float dot = q0[0] * pj[0] + q0[1] * pj[1] + q0[2] * pj[2] + q0[3] * pj[3];
-            sign[p * n_joints + j] = dot < 0 ? -1.0f : 1.0f;
-        }
-    }
-}
-
 #define SK_TEMPLATE "skin_dqs.template.c"
 #include "skin_instantiate.h"

@@ -37,6 +37,19 @@ sk_result SK_FN(sk_dqs_prepare)(SK_T *prepared, const SK_T *palette, const SK_T 
     return SK_OK;
 }
 
+/* The hemisphere signs (sk.h), with the scalar kernel's dot product in the kernel's type. */
+void SK_FN(sk_dqs_signs)(float *sign, const SK_T *quats, ptrdiff_t stride, int64_t n_joints)
+{
+    for (int64_t p = 0; p < n_joints; ++p) {
+        const SK_T *q0 = quats + stride * p;
+        for (int64_t j = 0; j < n_joints; ++j) {
+            const SK_T *pj = quats + stride * j;
+            SK_T dot = q0[0] * pj[0] + q0[1] * pj[1] + q0[2] * pj[2] + q0[3] * pj[3];
+            sign[p * n_joints + j] = dot < 0 ? -1.0f : 1.0f;
+        }
+    }
+}
+
 /* One vertex (sk_dqs_eval, skin_common.template.h). */
 static void SK_FN(dqs_vertex)(const SK_JOB *job, int64_t v, int any_scale)
 {
@@ -48,24 +61,20 @@ static void SK_FN(dqs_vertex)(const SK_JOB *job, int64_t v, int any_scale)
         SK_FN(sk_copy_vertex)(job, v);
 }
 
-#if SK_IS_F32 /* SIMD kernels exist for float32 (skin_simd.template.c) */
-/* The SIMD kernels take a rigid palette, any strides (packed rows fastest), no tangents; 0 when
- * this call is not theirs. */
+/* The SIMD kernels (skin_simd.template.c) take a rigid palette, any strides (packed rows
+ * fastest), no tangents; 0 when this call is not theirs. */
 static int SK_FN(dqs_simd)(const SK_JOB *job, int64_t begin, int64_t end)
 {
     if (job->tangents.data) return 0;
     return SK_FN(sk_simd_run)(SK_WITH_AVX512(SK_FN(sk_dqs_avx512)),
                               SK_WITH_AVX2(SK_FN(sk_dqs_avx2)), job, begin, end);
 }
-#endif
 
 void SK_FN(sk_dqs)(const SK_JOB *job, int64_t begin, int64_t end)
 {
     if (begin >= end) return;
     /* The rigid fast path skips the scale blend when no joint of this frame has scale. */
     int any_scale = SK_FN(sk_dqs_any_scale)(job->prepared, SK_DQS_PREPARED_SIZE, job->n_joints);
-#if SK_IS_F32
     if (!any_scale && SK_FN(dqs_simd)(job, begin, end)) return;
-#endif
     for (int64_t v = begin; v < end; ++v) SK_FN(dqs_vertex)(job, v, any_scale);
 }

@@ -25,6 +25,8 @@ void sk_rigid_avx512_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end)
 void sk_rigid_avx512_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end);
 void sk_dqs_avx2_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
 void sk_dqs_avx512_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
+void sk_dqs_avx2_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end);
+void sk_dqs_avx512_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end);
 /* CoR (skin_cor.c) of a rigid palette without tangents; `prepared` from sk_cor_prepare_f32,
  * centers validated. */
 void sk_cor_avx2_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);

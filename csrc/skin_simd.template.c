@@ -1339,6 +1339,279 @@ void SK_ISA(sk_dqs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end
 }
 
 /* ==========================================================================================
+ * float64 DQS of a rigid palette, both ISAs: as the float32 kernel, with each vertex's blended
+ * dual quaternion in two ymm registers (real, dual) and 4 vertices finished at a time across
+ * lanes.
+ * ======================================================================================== */
+
+/* The scalar kernel's pivot (the largest weight, ties to the smallest joint, zero weights
+ * skipped) and hemisphere rule, the blend as two FMAs per slot.  With K = 4 and a sign table
+ * (job->dqs_sign) the joints come from offsets4 and the signs from the table, as in dqs8_blend.
+ * Returns the weight sum; the sums stay 0 when it is <= 1e-6 (the vertex is copied). */
+SK_ALWAYS_INLINE double dqs4d_blend(__m256d *real, __m256d *dual, const sk_skin_job_f64 *job,
+                                    int64_t v, const int32_t *off, const float *sign,
+                                    sk_index_type it, int64_t kk, sk_weight_type wt)
+{
+    const sk_influences *in = &job->influences;
+    const char *ip = (const char *)in->indices.data + v * in->indices.row;
+    const char *wp = (const char *)in->weights.data + v * in->weights.row;
+    const double *prep = job->prepared;
+    __m256d ar = _mm256_setzero_pd(), ad = _mm256_setzero_pd();
+    double total = 0;
+    if (kk == 4 && sign) {
+        const ptrdiff_t we = in->weights.elem;
+        double w[4];
+        for (int k = 0; k < 4; ++k) {
+            w[k] = *(const double *)(wp + k * we);
+            total += w[k];
+        }
+        /* the slots holding the largest weight, then the smallest joint among them; an
+         * all-zero vertex is copied, whatever its pivot */
+        const __m256d w4 = _mm256_loadu_pd(w);
+        __m256d top = _mm256_max_pd(w4, _mm256_permute_pd(w4, 0x5));
+        top = _mm256_max_pd(top, _mm256_permute2f128_pd(top, top, 0x01));
+        unsigned tied = (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(w4, top, _CMP_EQ_OQ));
+        if (!tied) tied = 1; /* NaN weights (never validated): any pivot, no undefined ctz */
+        int64_t pivot = off[__builtin_ctz(tied)];
+        for (tied &= tied - 1; tied; tied &= tied - 1)
+            pivot = off[__builtin_ctz(tied)] < pivot ? off[__builtin_ctz(tied)] : pivot;
+        if (total > 1e-6) {
+            const float *sp = sign + pivot * job->n_joints;
+            for (int k = 0; k < 4; ++k) {
+                const double *pj = prep + SK_DQS_PREPARED_SIZE * (int64_t)off[k];
+                const __m256d ws = _mm256_set1_pd(w[k] * (double)sp[off[k]]);
+                ar = _mm256_fmadd_pd(ws, _mm256_loadu_pd(pj), ar);
+                ad = _mm256_fmadd_pd(ws, _mm256_loadu_pd(pj + 4), ad);
+            }
+        }
+        *real = ar;
+        *dual = ad;
+        return total;
+    }
+    const int64_t K = kk ? kk : in->k;
+    double best = 0;
+    int64_t pivot = 0;
+    for (int64_t k = 0; k < K; ++k) {
+        double w;
+        int64_t j;
+        SIMD_SLOT(simd_weight_f64, in, ip, wp, k, it, wt, job->n_joints, w, j);
+        total += w;
+        const int better = w > best || (w == best && w != 0 && j < pivot);
+        best = better ? w : best;
+        pivot = better ? j : pivot;
+    }
+    if (total > 1e-6) {
+        const double *q0 = prep + SK_DQS_PREPARED_SIZE * pivot;
+        for (int64_t k = 0; k < K; ++k) {
+            double w;
+            int64_t j;
+            SIMD_SLOT(simd_weight_f64, in, ip, wp, k, it, wt, job->n_joints, w, j);
+            const double *pj = prep + SK_DQS_PREPARED_SIZE * j;
+            /* the scalar kernel's expression, so the same hemisphere decisions; a zero weight
+             * adds 0 (the palette is finite) */
+            double dot = q0[0] * pj[0] + q0[1] * pj[1] + q0[2] * pj[2] + q0[3] * pj[3];
+            const __m256d ws = _mm256_set1_pd(dot < 0 ? -w : w);
+            ar = _mm256_fmadd_pd(ws, _mm256_loadu_pd(pj), ar);
+            ad = _mm256_fmadd_pd(ws, _mm256_loadu_pd(pj + 4), ad);
+        }
+    }
+    *real = ar;
+    *dual = ad;
+    return total;
+}
+
+/* 4x4 transpose: r[i] = row i -> r[q] = element q of the 4 rows. */
+SK_ALWAYS_INLINE void transpose4_pd(__m256d r[4])
+{
+    const __m256d t0 = _mm256_unpacklo_pd(r[0], r[1]), t1 = _mm256_unpackhi_pd(r[0], r[1]);
+    const __m256d t2 = _mm256_unpacklo_pd(r[2], r[3]), t3 = _mm256_unpackhi_pd(r[2], r[3]);
+    r[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+    r[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+    r[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
+    r[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
+}
+
+/* 4 packed (x, y, z) rows of doubles <-> x, y, z registers.  The three input registers are
+ * [x0 y0 z0 x1] [y1 z1 x2 y2] [z2 x3 y3 z3]; m0 = [x0 y0 | x2 y2], m1 = [z0 x1 | z2 x3],
+ * m2 = [y1 z1 | y3 z3] hold every coordinate in the right half. */
+SK_ALWAYS_INLINE void load4d_xyz(const double *p, __m256d *x, __m256d *y, __m256d *z)
+{
+    const __m256d a = _mm256_loadu_pd(p), b = _mm256_loadu_pd(p + 4), c = _mm256_loadu_pd(p + 8);
+    const __m256d m0 = _mm256_permute2f128_pd(a, b, 0x30), m1 = _mm256_permute2f128_pd(a, c, 0x21);
+    const __m256d m2 = _mm256_permute2f128_pd(b, c, 0x30);
+    *x = _mm256_shuffle_pd(m0, m1, 0xA);
+    *y = _mm256_shuffle_pd(m0, m2, 0x5);
+    *z = _mm256_shuffle_pd(m1, m2, 0xA);
+}
+
+SK_ALWAYS_INLINE void store4d_xyz(double *p, __m256d x, __m256d y, __m256d z)
+{
+    const __m256d m0 = _mm256_unpacklo_pd(x, y), m1 = _mm256_shuffle_pd(z, x, 0xA);
+    const __m256d m2 = _mm256_unpackhi_pd(y, z);
+    _mm256_storeu_pd(p, _mm256_permute2f128_pd(m0, m1, 0x20));
+    _mm256_storeu_pd(p + 4, _mm256_permute2f128_pd(m2, m0, 0x30));
+    _mm256_storeu_pd(p + 8, _mm256_permute2f128_pd(m1, m2, 0x31));
+}
+
+/* o = R v for 4 vectors, R row-major from a unit quaternion (quat8_matrix's expressions). */
+SK_ALWAYS_INLINE void rot4d(__m256d o[3], const __m256d r[9], __m256d x, __m256d y, __m256d z)
+{
+    for (int i = 0; i < 3; ++i)
+        o[i] = _mm256_fmadd_pd(r[3 * i + 2], z, _mm256_fmadd_pd(r[3 * i + 1], y,
+                                                                 _mm256_mul_pd(r[3 * i], x)));
+}
+
+/* The blended dual quaternions of vertices v0 .. v0 + n - 1 (n <= 4; zeros after), each as
+ * real and dual registers; copy[i] = -1 (all bits) where the weights sum to <= 1e-6. */
+SK_ALWAYS_INLINE void dqs4d_blends(__m256d qr[4], __m256d qd[4], int64_t copy[4],
+                                   const sk_skin_job_f64 *job, int64_t v0, int n,
+                                   const float *sign, sk_index_type it, int64_t kk,
+                                   sk_weight_type wt)
+{
+    int32_t off[16];
+    if (kk == 4 && sign) offsets4(off, &job->influences, v0, n, it, job->n_joints, 1);
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+        double total = 0;
+        qr[i] = qd[i] = _mm256_setzero_pd();
+        if (i < n) total = dqs4d_blend(&qr[i], &qd[i], job, v0 + i, off + 4 * i, sign, it, kk, wt);
+        copy[i] = total > 1e-6 ? 0 : -1;
+    }
+}
+
+/* The rest of a block from its blends (qr, qd are overwritten): inputs pin / nin and outputs
+ * pout / nout hold 12 doubles each (nin, nout NULL without normals). */
+SK_ALWAYS_INLINE void dqs4d_finish(__m256d qr[4], __m256d qd[4], const int64_t copy[4],
+                                   const double *pin, const double *nin, double *pout,
+                                   double *nout)
+{
+    const int normals = nin != NULL;
+    transpose4_pd(qr);
+    transpose4_pd(qd);
+    const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0), two = _mm256_set1_pd(2.0);
+    /* divide by the real part's norm; a vertex is kept as it was when its weights sum to
+     * <= 1e-6 or its blended rotation is 0 (the scalar kernel's rules) */
+    const __m256d n2 = _mm256_add_pd(_mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(qr[0], qr[0]),
+                                                                 _mm256_mul_pd(qr[1], qr[1])),
+                                                   _mm256_mul_pd(qr[2], qr[2])),
+                                     _mm256_mul_pd(qr[3], qr[3]));
+    const __m256d inv = inv_sqrt4d(n2);
+    const __m256d keep = _mm256_or_pd(_mm256_cmp_pd(n2, zero, _CMP_NGT_UQ),
+                                      _mm256_castsi256_pd(_mm256_loadu_si256((const __m256i *)copy)));
+    const __m256d x = _mm256_mul_pd(qr[0], inv), y = _mm256_mul_pd(qr[1], inv);
+    const __m256d z = _mm256_mul_pd(qr[2], inv), s = _mm256_mul_pd(qr[3], inv);
+    const __m256d dx = _mm256_mul_pd(qd[0], inv), dy = _mm256_mul_pd(qd[1], inv);
+    const __m256d dz = _mm256_mul_pd(qd[2], inv), dw = _mm256_mul_pd(qd[3], inv);
+    /* rotation of the unit real part, and t = 2 (s d - dw r + r x d) */
+    const __m256d xx = _mm256_mul_pd(x, x), yy = _mm256_mul_pd(y, y), zz = _mm256_mul_pd(z, z);
+    const __m256d xy = _mm256_mul_pd(x, y), xz = _mm256_mul_pd(x, z), yz = _mm256_mul_pd(y, z);
+    const __m256d xs = _mm256_mul_pd(x, s), ys = _mm256_mul_pd(y, s), zs = _mm256_mul_pd(z, s);
+    const __m256d rm[9] = {
+        _mm256_sub_pd(one, _mm256_mul_pd(two, _mm256_add_pd(yy, zz))),
+        _mm256_mul_pd(two, _mm256_sub_pd(xy, zs)),
+        _mm256_mul_pd(two, _mm256_add_pd(xz, ys)),
+        _mm256_mul_pd(two, _mm256_add_pd(xy, zs)),
+        _mm256_sub_pd(one, _mm256_mul_pd(two, _mm256_add_pd(xx, zz))),
+        _mm256_mul_pd(two, _mm256_sub_pd(yz, xs)),
+        _mm256_mul_pd(two, _mm256_sub_pd(xz, ys)),
+        _mm256_mul_pd(two, _mm256_add_pd(yz, xs)),
+        _mm256_sub_pd(one, _mm256_mul_pd(two, _mm256_add_pd(xx, yy))),
+    };
+    const __m256d t0 = _mm256_mul_pd(two, _mm256_add_pd(_mm256_sub_pd(_mm256_mul_pd(s, dx), _mm256_mul_pd(dw, x)),
+                                                        _mm256_sub_pd(_mm256_mul_pd(y, dz), _mm256_mul_pd(z, dy))));
+    const __m256d t1 = _mm256_mul_pd(two, _mm256_add_pd(_mm256_sub_pd(_mm256_mul_pd(s, dy), _mm256_mul_pd(dw, y)),
+                                                        _mm256_sub_pd(_mm256_mul_pd(z, dx), _mm256_mul_pd(x, dz))));
+    const __m256d t2 = _mm256_mul_pd(two, _mm256_add_pd(_mm256_sub_pd(_mm256_mul_pd(s, dz), _mm256_mul_pd(dw, z)),
+                                                        _mm256_sub_pd(_mm256_mul_pd(x, dy), _mm256_mul_pd(y, dx))));
+    __m256d px, py, pz, nx = zero, ny = zero, nz = zero;
+    load4d_xyz(pin, &px, &py, &pz);
+    if (normals) load4d_xyz(nin, &nx, &ny, &nz);
+    /* R p + t */
+    __m256d o[3];
+    rot4d(o, rm, px, py, pz);
+    __m256d on[3];
+    if (normals) { /* R n / |R n| */
+        rot4d(on, rm, nx, ny, nz);
+        const __m256d m2 = _mm256_fmadd_pd(on[2], on[2], _mm256_fmadd_pd(on[1], on[1],
+                                                                         _mm256_mul_pd(on[0], on[0])));
+        const __m256d mi = inv_sqrt4d(m2);
+        for (int i = 0; i < 3; ++i) on[i] = _mm256_mul_pd(on[i], mi);
+    }
+    store4d_xyz(pout, _mm256_blendv_pd(_mm256_add_pd(o[0], t0), px, keep),
+                _mm256_blendv_pd(_mm256_add_pd(o[1], t1), py, keep),
+                _mm256_blendv_pd(_mm256_add_pd(o[2], t2), pz, keep));
+    if (normals)
+        store4d_xyz(nout, _mm256_blendv_pd(on[0], nx, keep), _mm256_blendv_pd(on[1], ny, keep),
+                    _mm256_blendv_pd(on[2], nz, keep));
+}
+
+/* One block: its blends, then the rest.  All inputs are read before any output is written,
+ * so out = positions works. */
+SK_ALWAYS_INLINE void dqs4d_block(const sk_skin_job_f64 *job, int64_t v0, int n, const double *pin,
+                                  const double *nin, double *pout, double *nout,
+                                  const float *sign, sk_index_type it, int64_t kk,
+                                  sk_weight_type wt)
+{
+    __m256d qr[4], qd[4];
+    int64_t copy[4];
+    dqs4d_blends(qr, qd, copy, job, v0, n, sign, it, kk, wt);
+    dqs4d_finish(qr, qd, copy, pin, nin, pout, nout);
+}
+
+SK_ALWAYS_INLINE void dqs4d_part(const sk_skin_job_f64 *job, int64_t v0, int64_t n,
+                                 const float *sign, sk_index_type it, int64_t kk,
+                                 sk_weight_type wt)
+{
+    const int normals = job->normals.data != NULL;
+    double bp[12], bn[12], op[12], on[12];
+    gather3_f64(bp, 4, &job->positions, v0, n);
+    if (normals) gather3_f64(bn, 4, &job->normals, v0, n);
+    dqs4d_block(job, v0, (int)n, bp, normals ? bn : NULL, op, normals ? on : NULL, sign, it, kk,
+                wt);
+    scatter3_f64(&job->out_positions, v0, n, op);
+    if (normals) scatter3_f64(&job->out_normals, v0, n, on);
+}
+
+SK_ALWAYS_INLINE void dqs4d_range(const sk_skin_job_f64 *job, int64_t begin, int64_t end,
+                                  sk_index_type it, int64_t kk, sk_weight_type wt)
+{
+    const int normals = job->normals.data != NULL;
+    /* the job's per-frame sign table (K = 4, J <= SK_DQS_SIGN_MAX_J); without one, the
+     * kernel tests each slot */
+    const float *sign = kk == 4 ? job->dqs_sign : NULL;
+    int64_t v = begin;
+    if (packed_job(&job->positions, &job->out_positions, &job->normals, &job->out_normals, 8)) {
+        const double *pin = (const double *)job->positions.data;
+        const double *nin = (const double *)job->normals.data;
+        double *pout = (double *)job->out_positions.data;
+        double *nout = (double *)job->out_normals.data;
+        /* pipelined as dqs8_range: the next block's blends before this block's finish */
+        if (v + 4 <= end) {
+            __m256d qr[4], qd[4], nr[4], nd[4];
+            int64_t copy[4], copy_next[4];
+            dqs4d_blends(qr, qd, copy, job, v, 4, sign, it, kk, wt);
+            for (; v + 8 <= end; v += 4) {
+                dqs4d_blends(nr, nd, copy_next, job, v + 4, 4, sign, it, kk, wt);
+                dqs4d_finish(qr, qd, copy, pin + 3 * v, normals ? nin + 3 * v : NULL,
+                             pout + 3 * v, normals ? nout + 3 * v : NULL);
+                memcpy(qr, nr, sizeof qr);
+                memcpy(qd, nd, sizeof qd);
+                memcpy(copy, copy_next, sizeof copy);
+            }
+            dqs4d_finish(qr, qd, copy, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
+                         normals ? nout + 3 * v : NULL);
+            v += 4;
+        }
+    }
+    for (; v < end; v += 4) dqs4d_part(job, v, end - v < 4 ? end - v : 4, sign, it, kk, wt);
+}
+
+void SK_ISA(sk_dqs, _f64)(const sk_skin_job_f64 *job, int64_t begin, int64_t end)
+{
+    SIMD_DISPATCH(dqs4d_range, job, begin, end);
+}
+
+/* ==========================================================================================
  * float32 CoR of a rigid palette (Le & Hodgins 2016; skin_cor.template.c), both ISAs: per
  * vertex, blend the rotation quaternions (DQS's pivot and hemisphere rule) as one xmm and the
  * LBS 3x4 as two ymm, and apply the LBS to the center right away, so one ymm row [q | LBS(c)]

@@ -161,16 +161,19 @@ def test_dqs_matches_reference(path, dtype, index_dtype, K, unit_rows, influence
         assert np.array_equal(p[v], P[v].astype(dtype))
 
 
-def test_dqs_many_joints_and_scaled_palettes(path, influences, random_palette, assert_skin_close):
-    """J above the sign table's size, and a scaled palette (the scalar kernel's case)."""
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_dqs_many_joints_and_scaled_palettes(path, dtype, influences, random_palette,
+                                             assert_skin_close):
+    """J above the sign table's size (each slot's hemisphere tested in the kernel), and a scaled
+    palette (the scalar kernel's case)."""
     rng = np.random.default_rng(9)
     V, K = 140, 4
     P = rng.normal(size=(V, 3)) * 3
     for J, pal in ((200, random_palette(rng, 200)), (6, random_palette(rng, 6, scale=0.3))):
-        idx, w = influences(rng, V, J, K, np.uint16, np.float32, zero_rows=[3, V - 2])
+        idx, w = influences(rng, V, J, K, np.uint16, dtype, zero_rows=[3, V - 2])
         piv = rng.normal(size=(J, 3))
-        p = sk.dqs(P.astype(np.float32), idx, w, pal, pivots=piv)
-        assert_skin_close(p, ref.dqs(P, idx, w, pal, pivots=piv), P, pal, TOL[np.float32])
+        p = sk.dqs(P.astype(dtype), idx, w, pal, pivots=piv)
+        assert_skin_close(p, ref.dqs(P, idx, w, pal, pivots=piv), P, pal, TOL[dtype])
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
