@@ -11,9 +11,9 @@ Artifacts, on skinkit's own rigs:
   the bulge (``metrics.bulge``: the largest increase of a vertex's distance from the bent bones,
   in the arm's units; its radius is 5) and the enclosed volume ratio.
 
-Kernel times: every method on one float32 mesh of about ``--vertices`` vertices (seed 001's
-cylinder, finer), K = 2, positions + normals, an Influences object, one thread, the median of
-``--repeat`` interleaved runs, plus the centers precompute once.  Nothing here is asserted:
+Kernel times: every method on one mesh of about ``--vertices`` vertices (seed 001's cylinder,
+finer), in float32 and in float64, K = 2, positions + normals, an Influences object, one thread,
+the median of ``--repeat`` interleaved runs, plus the centers precompute once.  Nothing here is asserted:
 tests/test_cor.py checks the artifact claims.
 """
 import argparse
@@ -52,18 +52,18 @@ def artifacts(blend):
     return rows
 
 
-def kernel_times(n_vertices, repeat, blend):
+def kernel_times(n_vertices, repeat, blend, dtype):
     side = max(3, int(round(np.sqrt(n_vertices / 2))))
-    mesh = rigs.seed001(radial_segments=2 * side, height_segments=side - 1, dtype=np.float32)
+    mesh = rigs.seed001(radial_segments=2 * side, height_segments=side - 1, dtype=dtype)
     t0 = time.perf_counter()
     mesh.compute_centers()
     t_centers = time.perf_counter() - t0
-    K = mesh.palette(rigs.twist(mesh.skeleton, 5, [120.0]))[0].astype(np.float32)
+    K = mesh.palette(rigs.twist(mesh.skeleton, 5, [120.0]))[0].astype(dtype)
     P, N, infl = mesh.positions, mesh.normals, mesh.influences
     out, out_n = np.empty_like(P), np.empty_like(N)
     kw = {"lbs": {}, "dqs": {"pivots": mesh.pivots()},
           "cor": {"pivots": mesh.pivots(), "centers": mesh.centers},
-          "blend": {"pivots": mesh.pivots(), "blend": np.full(len(P), blend, np.float32)}}
+          "blend": {"pivots": mesh.pivots(), "blend": np.full(len(P), blend, dtype)}}
     times = {m: [] for m in METHODS}
     for _ in range(repeat):
         for m in METHODS:  # interleaved, so drifting machine load hits every method alike
@@ -83,12 +83,13 @@ def main(argv=None):
     print(f"{'pose':<6} {'angle':>6} {'method':<6} {'radius':>7} {'bulge':>7} {'volume':>7}")
     for kind, a, m, r, b, v in artifacts(args.blend):
         print(f"{kind:<6} {a:6.0f} {m:<6} {r:7.3f} {b:7.3f} {v:7.4f}")
-    V, tc, times = kernel_times(args.vertices, args.repeat, args.blend)
-    print(f"\nkernels: {V} vertices, float32, K = 2, positions + normals, 1 thread "
-          f"(median of {args.repeat}); centers precompute {tc * 1e3:.1f} ms")
-    for m in METHODS:
-        print(f"  {m:<6} {times[m] * 1e3:8.3f} ms  {times[m] / V * 1e9:6.2f} ns/vertex  "
-              f"{times[m] / times['lbs']:5.2f}x LBS  {times[m] / times['dqs']:5.2f}x DQS")
+    for dtype in (np.float32, np.float64):
+        V, tc, times = kernel_times(args.vertices, args.repeat, args.blend, dtype)
+        print(f"\nkernels: {V} vertices, {np.dtype(dtype).name}, K = 2, positions + normals, "
+              f"1 thread (median of {args.repeat}); centers precompute {tc * 1e3:.1f} ms")
+        for m in METHODS:
+            print(f"  {m:<6} {times[m] * 1e3:8.3f} ms  {times[m] / V * 1e9:6.2f} ns/vertex  "
+                  f"{times[m] / times['lbs']:5.2f}x LBS  {times[m] / times['dqs']:5.2f}x DQS")
 
 
 if __name__ == "__main__":

@@ -64,18 +64,13 @@ sk_result SK_FN(sk_validate_blend)(const sk_stream *blend, int64_t n_vertices, i
     return SK_OK;
 }
 
-/* Hands a CoR range of a rigid palette to the float32 SIMD kernels (skin_simd.template.c) when
- * the CPU's path has one; tangents stay scalar, as for DQS.  0 when the call is not theirs. */
+/* Hands a CoR range of a rigid palette to the SIMD kernels (skin_simd.template.c) when the
+ * CPU's path has one; tangents stay scalar, as for DQS.  0 when the call is not theirs. */
 static int SK_FN(cor_simd)(const SK_JOB *job, int64_t begin, int64_t end)
 {
-#if SK_IS_F32
     if (job->tangents.data) return 0;
-    return SK_FN(sk_simd_run)(SK_WITH_AVX512(sk_cor_avx512_f32), SK_WITH_AVX2(sk_cor_avx2_f32),
+    return SK_FN(sk_simd_run)(SK_WITH_AVX512(SK_FN(sk_cor_avx512)), SK_WITH_AVX2(SK_FN(sk_cor_avx2)),
                               job, begin, end);
-#else
-    (void)job, (void)begin, (void)end;
-    return 0; /* float64 CoR is scalar */
-#endif
 }
 
 void SK_FN(sk_cor)(const SK_JOB *job, int64_t begin, int64_t end)

@@ -27,10 +27,12 @@ void sk_dqs_avx2_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
 void sk_dqs_avx512_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
 void sk_dqs_avx2_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end);
 void sk_dqs_avx512_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end);
-/* CoR (skin_cor.c) of a rigid palette without tangents; `prepared` from sk_cor_prepare_f32,
+/* CoR (skin_cor.c) of a rigid palette without tangents; `prepared` from sk_cor_prepare_*,
  * centers validated. */
 void sk_cor_avx2_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
 void sk_cor_avx512_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
+void sk_cor_avx2_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end);
+void sk_cor_avx512_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end);
 
 /* A SIMD kernel where this build has it, else NULL (for sk_simd_run_* of skin_common). */
 #ifdef SK_BUILD_AVX2

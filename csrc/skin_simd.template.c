@@ -1,8 +1,8 @@
 /* skin_simd.template.c -- the SIMD skinning kernels, included by skin_avx2.c (compiled for
  * AVX2 + FMA) and skin_avx512.c (compiled for AVX-512 F/DQ/BW/VL); SK_ISA(name) names the
  * variant.  Only the float32 LBS differs between the two (one vertex's 3x4 matrix per zmm
- * register versus per ymm pair); the float64 LBS and the float32 DQS are the same source,
- * compiled twice.
+ * register versus per ymm pair); the float64 LBS, DQS and CoR and the float32 DQS and CoR are
+ * the same source, compiled twice.
  *
  * The design (see also ../benchmarks/README.md):
  *   - Per vertex, the K joint matrices are blended as whole registers: each joint's prepared
@@ -1344,19 +1344,38 @@ void SK_ISA(sk_dqs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end
  * lanes.
  * ======================================================================================== */
 
-/* The scalar kernel's pivot (the largest weight, ties to the smallest joint, zero weights
- * skipped) and hemisphere rule, the blend as two FMAs per slot.  With K = 4 and a sign table
- * (job->dqs_sign) the joints come from offsets4 and the signs from the table, as in dqs8_blend.
- * Returns the weight sum; the sums stay 0 when it is <= 1e-6 (the vertex is copied). */
-SK_ALWAYS_INLINE double dqs4d_blend(__m256d *real, __m256d *dual, const sk_skin_job_f64 *job,
-                                    int64_t v, const int32_t *off, const float *sign,
-                                    sk_index_type it, int64_t kk, sk_weight_type wt)
+/* One slot of dq4d_blend: the joint's record `rec`, its weight w and signed weight ws. */
+SK_ALWAYS_INLINE void dq4d_slot(__m256d *acc, const double *rec, double w, double ws, const int cor)
+{
+    const __m256d wv = _mm256_set1_pd(w), wsv = _mm256_set1_pd(ws);
+    if (cor) {
+        acc[0] = _mm256_fmadd_pd(wsv, _mm256_loadu_pd(rec + SK_COR_DQS), acc[0]);
+        for (int c = 0; c < 4; ++c)
+            acc[1 + c] = _mm256_fmadd_pd(wv, _mm256_loadu_pd(rec + SK_COR_LBS + 4 * c), acc[1 + c]);
+    } else {
+        acc[0] = _mm256_fmadd_pd(wsv, _mm256_loadu_pd(rec), acc[0]);
+        acc[1] = _mm256_fmadd_pd(wsv, _mm256_loadu_pd(rec + 4), acc[1]);
+    }
+}
+
+/* One vertex's blend for float64 DQS (cor = 0) and CoR (cor = 1, a constant): the scalar
+ * kernel's pivot (the largest weight, ties to the smallest joint, zero weights skipped) and
+ * hemisphere rule, each slot's records as whole ymm registers.
+ *   DQS: acc[0] = sum +-w_i real_i, acc[1] = sum +-w_i dual_i (sk_dqs_prepare's records);
+ *   CoR: acc[0] = sum +-w_i q_i, acc[1 + c] = sum w_i (column c of K_i) (sk_cor_prepare's).
+ * With K = 4 and a sign table (job->dqs_sign) the joints come from offsets4 and the signs from
+ * the table, as in dqs8_blend.  Returns the weight sum; the sums stay 0 when it is <= 1e-6 (the
+ * vertex is copied). */
+SK_ALWAYS_INLINE double dq4d_blend(__m256d *acc, const sk_skin_job_f64 *job, int64_t v,
+                                   const int32_t *off, const float *sign, sk_index_type it,
+                                   int64_t kk, sk_weight_type wt, const int cor)
 {
     const sk_influences *in = &job->influences;
     const char *ip = (const char *)in->indices.data + v * in->indices.row;
     const char *wp = (const char *)in->weights.data + v * in->weights.row;
-    const double *prep = job->prepared;
-    __m256d ar = _mm256_setzero_pd(), ad = _mm256_setzero_pd();
+    const int64_t stride = cor ? SK_COR_PREPARED_SIZE : SK_DQS_PREPARED_SIZE;
+    const double *prep = job->prepared, *quats = prep + (cor ? SK_COR_DQS : 0);
+    for (int a = 0; a < (cor ? 5 : 2); ++a) acc[a] = _mm256_setzero_pd();
     double total = 0;
     if (kk == 4 && sign) {
         const ptrdiff_t we = in->weights.elem;
@@ -1377,15 +1396,9 @@ SK_ALWAYS_INLINE double dqs4d_blend(__m256d *real, __m256d *dual, const sk_skin_
             pivot = off[__builtin_ctz(tied)] < pivot ? off[__builtin_ctz(tied)] : pivot;
         if (total > 1e-6) {
             const float *sp = sign + pivot * job->n_joints;
-            for (int k = 0; k < 4; ++k) {
-                const double *pj = prep + SK_DQS_PREPARED_SIZE * (int64_t)off[k];
-                const __m256d ws = _mm256_set1_pd(w[k] * (double)sp[off[k]]);
-                ar = _mm256_fmadd_pd(ws, _mm256_loadu_pd(pj), ar);
-                ad = _mm256_fmadd_pd(ws, _mm256_loadu_pd(pj + 4), ad);
-            }
+            for (int k = 0; k < 4; ++k)
+                dq4d_slot(acc, prep + stride * off[k], w[k], w[k] * (double)sp[off[k]], cor);
         }
-        *real = ar;
-        *dual = ad;
         return total;
     }
     const int64_t K = kk ? kk : in->k;
@@ -1401,22 +1414,18 @@ SK_ALWAYS_INLINE double dqs4d_blend(__m256d *real, __m256d *dual, const sk_skin_
         pivot = better ? j : pivot;
     }
     if (total > 1e-6) {
-        const double *q0 = prep + SK_DQS_PREPARED_SIZE * pivot;
+        const double *q0 = quats + stride * pivot;
         for (int64_t k = 0; k < K; ++k) {
             double w;
             int64_t j;
             SIMD_SLOT(simd_weight_f64, in, ip, wp, k, it, wt, job->n_joints, w, j);
-            const double *pj = prep + SK_DQS_PREPARED_SIZE * j;
+            const double *qj = quats + stride * j;
             /* the scalar kernel's expression, so the same hemisphere decisions; a zero weight
              * adds 0 (the palette is finite) */
-            double dot = q0[0] * pj[0] + q0[1] * pj[1] + q0[2] * pj[2] + q0[3] * pj[3];
-            const __m256d ws = _mm256_set1_pd(dot < 0 ? -w : w);
-            ar = _mm256_fmadd_pd(ws, _mm256_loadu_pd(pj), ar);
-            ad = _mm256_fmadd_pd(ws, _mm256_loadu_pd(pj + 4), ad);
+            double dot = q0[0] * qj[0] + q0[1] * qj[1] + q0[2] * qj[2] + q0[3] * qj[3];
+            dq4d_slot(acc, prep + stride * j, w, dot < 0 ? -w : w, cor);
         }
     }
-    *real = ar;
-    *dual = ad;
     return total;
 }
 
@@ -1453,6 +1462,33 @@ SK_ALWAYS_INLINE void store4d_xyz(double *p, __m256d x, __m256d y, __m256d z)
     _mm256_storeu_pd(p + 8, _mm256_permute2f128_pd(m1, m2, 0x31));
 }
 
+/* The rotation matrices (row-major r[3 i + j]) of 4 unit quaternions (x, y, z, s), with
+ * quat8_matrix's expressions. */
+SK_ALWAYS_INLINE void quat4d_matrix(__m256d r[9], __m256d x, __m256d y, __m256d z, __m256d s)
+{
+    const __m256d one = _mm256_set1_pd(1.0), two = _mm256_set1_pd(2.0);
+    const __m256d xx = _mm256_mul_pd(x, x), yy = _mm256_mul_pd(y, y), zz = _mm256_mul_pd(z, z);
+    const __m256d xy = _mm256_mul_pd(x, y), xz = _mm256_mul_pd(x, z), yz = _mm256_mul_pd(y, z);
+    const __m256d xs = _mm256_mul_pd(x, s), ys = _mm256_mul_pd(y, s), zs = _mm256_mul_pd(z, s);
+    r[0] = _mm256_sub_pd(one, _mm256_mul_pd(two, _mm256_add_pd(yy, zz)));
+    r[1] = _mm256_mul_pd(two, _mm256_sub_pd(xy, zs));
+    r[2] = _mm256_mul_pd(two, _mm256_add_pd(xz, ys));
+    r[3] = _mm256_mul_pd(two, _mm256_add_pd(xy, zs));
+    r[4] = _mm256_sub_pd(one, _mm256_mul_pd(two, _mm256_add_pd(xx, zz)));
+    r[5] = _mm256_mul_pd(two, _mm256_sub_pd(yz, xs));
+    r[6] = _mm256_mul_pd(two, _mm256_sub_pd(xz, ys));
+    r[7] = _mm256_mul_pd(two, _mm256_add_pd(yz, xs));
+    r[8] = _mm256_sub_pd(one, _mm256_mul_pd(two, _mm256_add_pd(xx, yy)));
+}
+
+/* v / |v| for 4 vectors; a zero vector stays zero. */
+SK_ALWAYS_INLINE void unit4d(__m256d v[3])
+{
+    const __m256d m2 = _mm256_fmadd_pd(v[2], v[2], _mm256_fmadd_pd(v[1], v[1], _mm256_mul_pd(v[0], v[0])));
+    const __m256d inv = inv_sqrt4d(m2);
+    for (int i = 0; i < 3; ++i) v[i] = _mm256_mul_pd(v[i], inv);
+}
+
 /* o = R v for 4 vectors, R row-major from a unit quaternion (quat8_matrix's expressions). */
 SK_ALWAYS_INLINE void rot4d(__m256d o[3], const __m256d r[9], __m256d x, __m256d y, __m256d z)
 {
@@ -1473,8 +1509,10 @@ SK_ALWAYS_INLINE void dqs4d_blends(__m256d qr[4], __m256d qd[4], int64_t copy[4]
 #pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) {
         double total = 0;
-        qr[i] = qd[i] = _mm256_setzero_pd();
-        if (i < n) total = dqs4d_blend(&qr[i], &qd[i], job, v0 + i, off + 4 * i, sign, it, kk, wt);
+        __m256d acc[2] = {_mm256_setzero_pd(), _mm256_setzero_pd()};
+        if (i < n) total = dq4d_blend(acc, job, v0 + i, off + 4 * i, sign, it, kk, wt, 0);
+        qr[i] = acc[0];
+        qd[i] = acc[1];
         copy[i] = total > 1e-6 ? 0 : -1;
     }
 }
@@ -1488,7 +1526,7 @@ SK_ALWAYS_INLINE void dqs4d_finish(__m256d qr[4], __m256d qd[4], const int64_t c
     const int normals = nin != NULL;
     transpose4_pd(qr);
     transpose4_pd(qd);
-    const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0), two = _mm256_set1_pd(2.0);
+    const __m256d zero = _mm256_setzero_pd(), two = _mm256_set1_pd(2.0);
     /* divide by the real part's norm; a vertex is kept as it was when its weights sum to
      * <= 1e-6 or its blended rotation is 0 (the scalar kernel's rules) */
     const __m256d n2 = _mm256_add_pd(_mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(qr[0], qr[0]),
@@ -1503,20 +1541,8 @@ SK_ALWAYS_INLINE void dqs4d_finish(__m256d qr[4], __m256d qd[4], const int64_t c
     const __m256d dx = _mm256_mul_pd(qd[0], inv), dy = _mm256_mul_pd(qd[1], inv);
     const __m256d dz = _mm256_mul_pd(qd[2], inv), dw = _mm256_mul_pd(qd[3], inv);
     /* rotation of the unit real part, and t = 2 (s d - dw r + r x d) */
-    const __m256d xx = _mm256_mul_pd(x, x), yy = _mm256_mul_pd(y, y), zz = _mm256_mul_pd(z, z);
-    const __m256d xy = _mm256_mul_pd(x, y), xz = _mm256_mul_pd(x, z), yz = _mm256_mul_pd(y, z);
-    const __m256d xs = _mm256_mul_pd(x, s), ys = _mm256_mul_pd(y, s), zs = _mm256_mul_pd(z, s);
-    const __m256d rm[9] = {
-        _mm256_sub_pd(one, _mm256_mul_pd(two, _mm256_add_pd(yy, zz))),
-        _mm256_mul_pd(two, _mm256_sub_pd(xy, zs)),
-        _mm256_mul_pd(two, _mm256_add_pd(xz, ys)),
-        _mm256_mul_pd(two, _mm256_add_pd(xy, zs)),
-        _mm256_sub_pd(one, _mm256_mul_pd(two, _mm256_add_pd(xx, zz))),
-        _mm256_mul_pd(two, _mm256_sub_pd(yz, xs)),
-        _mm256_mul_pd(two, _mm256_sub_pd(xz, ys)),
-        _mm256_mul_pd(two, _mm256_add_pd(yz, xs)),
-        _mm256_sub_pd(one, _mm256_mul_pd(two, _mm256_add_pd(xx, yy))),
-    };
+    __m256d rm[9];
+    quat4d_matrix(rm, x, y, z, s);
     const __m256d t0 = _mm256_mul_pd(two, _mm256_add_pd(_mm256_sub_pd(_mm256_mul_pd(s, dx), _mm256_mul_pd(dw, x)),
                                                         _mm256_sub_pd(_mm256_mul_pd(y, dz), _mm256_mul_pd(z, dy))));
     const __m256d t1 = _mm256_mul_pd(two, _mm256_add_pd(_mm256_sub_pd(_mm256_mul_pd(s, dy), _mm256_mul_pd(dw, y)),
@@ -1532,10 +1558,7 @@ SK_ALWAYS_INLINE void dqs4d_finish(__m256d qr[4], __m256d qd[4], const int64_t c
     __m256d on[3];
     if (normals) { /* R n / |R n| */
         rot4d(on, rm, nx, ny, nz);
-        const __m256d m2 = _mm256_fmadd_pd(on[2], on[2], _mm256_fmadd_pd(on[1], on[1],
-                                                                         _mm256_mul_pd(on[0], on[0])));
-        const __m256d mi = inv_sqrt4d(m2);
-        for (int i = 0; i < 3; ++i) on[i] = _mm256_mul_pd(on[i], mi);
+        unit4d(on);
     }
     store4d_xyz(pout, _mm256_blendv_pd(_mm256_add_pd(o[0], t0), px, keep),
                 _mm256_blendv_pd(_mm256_add_pd(o[1], t1), py, keep),
@@ -1843,4 +1866,148 @@ SK_ALWAYS_INLINE void cor8_range(const sk_skin_job_f32 *job, int64_t begin, int6
 void SK_ISA(sk_cor, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end)
 {
     SIMD_DISPATCH(cor8_range, job, begin, end);
+}
+
+/* ==========================================================================================
+ * float64 CoR of a rigid palette, both ISAs: as the float32 kernel with 4 vertices per block,
+ * each vertex's blend (dq4d_blend) reduced to two ymm rows, its quaternion and LBS(c), then
+ * finished across lanes.
+ * ======================================================================================== */
+
+#define SK_T double
+#define SK_FN(name) name##_f64
+#define SK_JOB sk_skin_job_f64
+#include "skin_common.template.h"
+#undef SK_T
+#undef SK_FN
+#undef SK_JOB
+
+/* A vertex mask (one int64 per lane, 0 or -1) as a blend mask. */
+SK_ALWAYS_INLINE __m256d lanes4d(const int64_t m[4])
+{
+    return _mm256_castsi256_pd(_mm256_loadu_si256((const __m256i *)m));
+}
+
+/* As cor8_block, for 4 vertices of doubles. */
+SK_ALWAYS_INLINE void cor4d_block(const sk_skin_job_f64 *job, int64_t v0, int n, const double *pin,
+                                  const double *nin, const double *cin, double *pout,
+                                  double *nout, const float *sign, sk_index_type it, int64_t kk,
+                                  sk_weight_type wt)
+{
+    const int normals = nin != NULL;
+    const __m256d zero = _mm256_setzero_pd();
+    __m256d rq[4], rl[4];
+    int64_t copy[4], lbs[4], any_lbs = 0;
+    double lp[12] = {0}, ln[12] = {0}; /* LBS results of the vertices without a center */
+    int32_t off[16];
+    if (kk == 4 && sign) offsets4(off, &job->influences, v0, n, it, job->n_joints, 1);
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+        rq[i] = rl[i] = zero;
+        copy[i] = lbs[i] = 0;
+        if (i >= n) {
+            copy[i] = -1;
+            continue;
+        }
+        const double *c = cin + 3 * i;
+        if (isnan(c[0])) { /* validated rows are all NaN or all finite */
+            double tan[3];
+            lbs[i] = any_lbs = -1;
+            if (!sk_lbs_eval_f64(job, v0 + i, job->prepared + SK_COR_LBS, SK_COR_PREPARED_SIZE,
+                                 lp + 3 * i, ln + 3 * i, tan))
+                copy[i] = -1;
+            continue;
+        }
+        __m256d acc[5];
+        const double total = dq4d_blend(acc, job, v0 + i, off + 4 * i, sign, it, kk, wt, 1);
+        if (!(total > 1e-6)) copy[i] = -1;
+        /* LBS(c) = (col0 cx + col2 cz) + (col1 cy + col3) */
+        rq[i] = acc[0];
+        rl[i] = _mm256_add_pd(
+            _mm256_fmadd_pd(acc[3], _mm256_set1_pd(c[2]), _mm256_mul_pd(acc[1], _mm256_set1_pd(c[0]))),
+            _mm256_fmadd_pd(acc[2], _mm256_set1_pd(c[1]), acc[4]));
+    }
+    transpose4_pd(rq);
+    transpose4_pd(rl);
+    const __m256d n2 = _mm256_add_pd(_mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(rq[0], rq[0]),
+                                                                 _mm256_mul_pd(rq[1], rq[1])),
+                                                   _mm256_mul_pd(rq[2], rq[2])),
+                                     _mm256_mul_pd(rq[3], rq[3]));
+    /* copied: small weight sums, and a zero blended rotation where there is a center */
+    const __m256d from_lbs = _mm256_andnot_pd(lanes4d(copy), lanes4d(lbs));
+    const __m256d keep = _mm256_or_pd(lanes4d(copy), _mm256_andnot_pd(lanes4d(lbs),
+                                                                      _mm256_cmp_pd(n2, zero, _CMP_NGT_UQ)));
+    const __m256d inv = inv_sqrt4d(n2);
+    __m256d rm[9];
+    quat4d_matrix(rm, _mm256_mul_pd(rq[0], inv), _mm256_mul_pd(rq[1], inv),
+                  _mm256_mul_pd(rq[2], inv), _mm256_mul_pd(rq[3], inv));
+    __m256d px, py, pz, cx, cy, cz, nx = zero, ny = zero, nz = zero, fx, fy, fz;
+    load4d_xyz(pin, &px, &py, &pz);
+    load4d_xyz(cin, &cx, &cy, &cz);
+    if (normals) load4d_xyz(nin, &nx, &ny, &nz);
+    /* R (v - c) + LBS(c): relative to the center, as the scalar kernel */
+    __m256d o[3];
+    rot4d(o, rm, _mm256_sub_pd(px, cx), _mm256_sub_pd(py, cy), _mm256_sub_pd(pz, cz));
+    for (int r = 0; r < 3; ++r) o[r] = _mm256_add_pd(o[r], rl[r]);
+    if (any_lbs) {
+        load4d_xyz(lp, &fx, &fy, &fz);
+        o[0] = _mm256_blendv_pd(o[0], fx, from_lbs);
+        o[1] = _mm256_blendv_pd(o[1], fy, from_lbs);
+        o[2] = _mm256_blendv_pd(o[2], fz, from_lbs);
+    }
+    store4d_xyz(pout, _mm256_blendv_pd(o[0], px, keep), _mm256_blendv_pd(o[1], py, keep),
+                _mm256_blendv_pd(o[2], pz, keep));
+    if (normals) {
+        __m256d m[3];
+        rot4d(m, rm, nx, ny, nz);
+        unit4d(m);
+        if (any_lbs) {
+            load4d_xyz(ln, &fx, &fy, &fz);
+            m[0] = _mm256_blendv_pd(m[0], fx, from_lbs);
+            m[1] = _mm256_blendv_pd(m[1], fy, from_lbs);
+            m[2] = _mm256_blendv_pd(m[2], fz, from_lbs);
+        }
+        store4d_xyz(nout, _mm256_blendv_pd(m[0], nx, keep), _mm256_blendv_pd(m[1], ny, keep),
+                    _mm256_blendv_pd(m[2], nz, keep));
+    }
+}
+
+SK_ALWAYS_INLINE void cor4d_part(const sk_skin_job_f64 *job, int64_t v0, int64_t n,
+                                 const float *sign, sk_index_type it, int64_t kk,
+                                 sk_weight_type wt)
+{
+    const int normals = job->normals.data != NULL;
+    double bp[12], bn[12], bc[12], op[12], on[12];
+    gather3_f64(bp, 4, &job->positions, v0, n);
+    gather3_f64(bc, 4, &job->centers, v0, n);
+    if (normals) gather3_f64(bn, 4, &job->normals, v0, n);
+    cor4d_block(job, v0, (int)n, bp, normals ? bn : NULL, bc, op, normals ? on : NULL, sign, it,
+                kk, wt);
+    scatter3_f64(&job->out_positions, v0, n, op);
+    if (normals) scatter3_f64(&job->out_normals, v0, n, on);
+}
+
+SK_ALWAYS_INLINE void cor4d_range(const sk_skin_job_f64 *job, int64_t begin, int64_t end,
+                                  sk_index_type it, int64_t kk, sk_weight_type wt)
+{
+    const int normals = job->normals.data != NULL;
+    const float *sign = kk == 4 ? job->dqs_sign : NULL; /* as dqs4d_range */
+    int64_t v = begin;
+    if (packed_job(&job->positions, &job->out_positions, &job->normals, &job->out_normals, 8) &&
+        sk_simd_packed3(&job->centers, 8)) {
+        const double *pin = (const double *)job->positions.data;
+        const double *nin = (const double *)job->normals.data;
+        const double *cin = (const double *)job->centers.data;
+        double *pout = (double *)job->out_positions.data;
+        double *nout = (double *)job->out_normals.data;
+        for (; v + 4 <= end; v += 4)
+            cor4d_block(job, v, 4, pin + 3 * v, normals ? nin + 3 * v : NULL, cin + 3 * v,
+                        pout + 3 * v, normals ? nout + 3 * v : NULL, sign, it, kk, wt);
+    }
+    for (; v < end; v += 4) cor4d_part(job, v, end - v < 4 ? end - v : 4, sign, it, kk, wt);
+}
+
+void SK_ISA(sk_cor, _f64)(const sk_skin_job_f64 *job, int64_t begin, int64_t end)
+{
+    SIMD_DISPATCH(cor4d_range, job, begin, end);
 }
