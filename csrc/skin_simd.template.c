@@ -1025,14 +1025,15 @@ void SK_ISA(sk_rigid, _f64)(const sk_skin_job_f64 *job, int64_t begin, int64_t e
 
 /* DQS's hemisphere signs for small J (sk_dqs_signs_f32, sk.h): multiplying a weight by +-1 is
  * exact, so the blend is bit-identical to testing the dot product per slot, and the slot loop
- * loses its longest chain.  For a range with K = 4: the job's per-frame table, or, for a job
- * made without one, `table` filled from the quaternions at `quats` (`stride` floats per
- * joint); NULL for another K or J > SK_DQS_SIGN_MAX_J (the kernels then test each slot). */
+ * loses its longest chain.  For a range: the job's per-frame table (any K), or, for a job made
+ * without one and K = 4, `table` filled from the quaternions at `quats` (`stride` floats per
+ * joint); NULL otherwise or for J > SK_DQS_SIGN_MAX_J (the kernels then test each slot). */
 SK_ALWAYS_INLINE const float *range_signs(float *table, const sk_skin_job_f32 *job, int64_t kk,
                                           const float *quats, ptrdiff_t stride)
 {
-    if (kk != 4 || job->n_joints > SK_DQS_SIGN_MAX_J) return NULL;
+    if (job->n_joints > SK_DQS_SIGN_MAX_J) return NULL;
     if (job->dqs_sign) return job->dqs_sign;
+    if (kk != 4) return NULL;
     sk_dqs_signs_f32(table, quats, stride, job->n_joints);
     return table;
 }
@@ -1100,16 +1101,15 @@ SK_ALWAYS_INLINE float dqs8_blend(__m256 *b, const sk_skin_job_f32 *job, int64_t
     pivot = (uint32_t)~top;
     __m256 acc = _mm256_setzero_ps();
     if (total > 1e-6f) {
-        const float *q0 = prep + SK_DQS_PREPARED_SIZE * pivot;
+        const float *q0 = prep + SK_DQS_PREPARED_SIZE * pivot, *sp = sign ? sign + pivot * job->n_joints : NULL;
         for (int64_t k = 0; k < K; ++k) {
             float w;
             int64_t j;
             SIMD_SLOT(simd_weight_f32, in, ip, wp, k, it, wt, job->n_joints, w, j);
             const float *pj = prep + SK_DQS_PREPARED_SIZE * j;
-            /* the same expression as the scalar kernel, so the same hemisphere decisions; a zero
-             * weight adds 0 (the palette is finite) */
-            float dot = q0[0] * pj[0] + q0[1] * pj[1] + q0[2] * pj[2] + q0[3] * pj[3];
-            float ws = dot < 0 ? -w : w;
+            /* the sign from the table, or the same expression as the scalar kernel, so the
+             * same hemisphere decisions; a zero weight adds 0 (the palette is finite) */
+            float ws = sp ? w * sp[j] : (q0[0] * pj[0] + q0[1] * pj[1] + q0[2] * pj[2] + q0[3] * pj[3] < 0 ? -w : w);
             acc = _mm256_fmadd_ps(_mm256_set1_ps(ws), _mm256_loadu_ps(pj), acc);
         }
     }
@@ -1429,15 +1429,17 @@ SK_ALWAYS_INLINE double dq4d_blend(__m256d *acc, const sk_skin_job_f64 *job, int
     }
     if (total > 1e-6) {
         const double *q0 = quats + stride * pivot;
+        const float *sp = sign ? sign + pivot * job->n_joints : NULL;
         for (int64_t k = 0; k < K; ++k) {
             double w;
             int64_t j;
             SIMD_SLOT(simd_weight_f64, in, ip, wp, k, it, wt, job->n_joints, w, j);
             const double *qj = quats + stride * j;
-            /* the scalar kernel's expression, so the same hemisphere decisions; a zero weight
-             * adds 0 (the palette is finite) */
-            double dot = q0[0] * qj[0] + q0[1] * qj[1] + q0[2] * qj[2] + q0[3] * qj[3];
-            dq4d_slot(acc, prep + stride * j, w, dot < 0 ? -w : w, cor);
+            /* the sign from the table, or the scalar kernel's expression, so the same
+             * hemisphere decisions; a zero weight adds 0 (the palette is finite) */
+            const double ws = sp ? w * (double)sp[j]
+                                 : (q0[0] * qj[0] + q0[1] * qj[1] + q0[2] * qj[2] + q0[3] * qj[3] < 0 ? -w : w);
+            dq4d_slot(acc, prep + stride * j, w, ws, cor);
         }
     }
     return total;
@@ -1613,9 +1615,9 @@ SK_ALWAYS_INLINE void dqs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
                                   sk_index_type it, int64_t kk, sk_weight_type wt)
 {
     const int normals = job->normals.data != NULL;
-    /* the job's per-frame sign table (K = 4, J <= SK_DQS_SIGN_MAX_J); without one, the
-     * kernel tests each slot */
-    const float *sign = kk == 4 ? job->dqs_sign : NULL;
+    /* the job's per-frame sign table (J <= SK_DQS_SIGN_MAX_J); without one, the kernel tests
+     * each slot */
+    const float *sign = job->dqs_sign;
     int64_t v = begin;
     if (packed_job(&job->positions, &job->out_positions, &job->normals, &job->out_normals, 8)) {
         const double *pin = (const double *)job->positions.data;
@@ -2005,7 +2007,7 @@ SK_ALWAYS_INLINE void cor4d_range(const sk_skin_job_f64 *job, int64_t begin, int
                                   sk_index_type it, int64_t kk, sk_weight_type wt)
 {
     const int normals = job->normals.data != NULL;
-    const float *sign = kk == 4 ? job->dqs_sign : NULL; /* as dqs4d_range */
+    const float *sign = job->dqs_sign; /* as dqs4d_range */
     int64_t v = begin;
     if (packed_job(&job->positions, &job->out_positions, &job->normals, &job->out_normals, 8) &&
         sk_simd_packed3(&job->centers, 8)) {

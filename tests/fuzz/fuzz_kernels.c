@@ -57,8 +57,8 @@ static sk_stream stream_of(const fz_strided *s)
 static const sk_stream absent = {NULL, 0, 0};
 
 /* The job, for either precision (the two job structs have the same fields but distinct types;
- * dqs_sign is left NULL here, so that the float32 kernels compute their own table and the
- * float64 ones test each slot). */
+ * dqs_sign is left NULL here, so that the float32 kernels compute their own table for K = 4
+ * and the others test each slot). */
 typedef struct job_any {
     int f64;
     sk_skin_job_f32 j32;
