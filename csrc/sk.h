@@ -314,11 +314,10 @@ sk_result sk_validate_blend_f32(const sk_stream *blend, int64_t n_vertices, int6
 sk_result sk_validate_blend_f64(const sk_stream *blend, int64_t n_vertices, int64_t *bad);
 
 /* The kernels over vertices [begin, end), job->prepared from sk_cor_prepare_*; sk_cor reads
- * job->centers, sk_blend job->blend.  On a SIMD path, sk_cor_f32 of a rigid palette without
+ * job->centers, sk_blend job->blend.  On a SIMD path, sk_cor of a rigid palette without
  * tangents takes the SIMD kernels (skin_simd.template.c: the LBS block's 3x4 and the DQS block's
- * quaternion, NaN center rows through the scalar LBS), and sk_blend_f32 without tangents (J <=
- * 1024) mixes the results of sk_lbs_f32 and sk_dqs_f32 64 vertices at a time; everything else is
- * scalar C. */
+ * quaternion, NaN center rows through the scalar LBS), and sk_blend without tangents (J <= 1024)
+ * mixes the results of sk_lbs and sk_dqs 512 vertices at a time; everything else is scalar C. */
 void sk_cor_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
 void sk_cor_f64(const sk_skin_job_f64 *job, int64_t begin, int64_t end);
 void sk_blend_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
