@@ -93,50 +93,92 @@ SK_ALWAYS_INLINE double simd_weight_f64(const char *p, sk_weight_type t)
  * job->rigid_indices (the block code, and so the bits, are those of LBS with K = 1). */
 #define SIMD_RIGID (-1)
 
-/* Rigid skinning through the LBS range function `fn`, specialized for uint16 indices. */
-#define SIMD_RIGID_DISPATCH(fn, job, begin, end)                                                 \
-    do {                                                                                         \
-        if ((job)->rigid_index_type == SK_INDEX_U16)                                             \
-            fn(job, begin, end, SK_INDEX_U16, SIMD_RIGID, SK_WEIGHT_FLOAT);                      \
-        else                                                                                     \
-            fn(job, begin, end, (job)->rigid_index_type, SIMD_RIGID, SK_WEIGHT_FLOAT);           \
-    } while (0)
-
 /* Joint offsets of the K = 4 instantiations are int32 (offsets4): at most this many joints. */
 #define SK_SIMD_MAX_JOINTS_K4 (1 << 24)
 
-/* Dispatch once per call: K = 4 with float weights (glTF's layout) gets instantiations with the
- * slot loop unrolled, for uint16 and uint8 indices (glTF's JOINTS_0) and for the other index
- * types read through a switch; any other K or weight type one more.  kk = 0: K read from the
- * job.  Few instantiations keep the object code (and its compile time) small. */
+/* Instantiations: a range function fn(job, begin, end, it, kk, wt) is always inlined, and each
+ * kernel is specialized for a few combinations of constants (few keep the object code and its
+ * compile time small):
+ *   - K = 4 with float weights (glTF's layout): uint16 and uint8 indices (glTF's JOINTS_n),
+ *     int32 (what skinkit's glTF loader and binders return), and the other index types read
+ *     through a switch;
+ *   - LBS also K = 8 with float weights (glTF's JOINTS_0 and JOINTS_1), uint16, uint8 and
+ *     int32: its slot loop unrolled takes about half the time of the loop that reads K from
+ *     the job (DQS and CoR are no faster that way: their per-slot chains are longer);
+ *   - rigid skinning (the LBS range functions with kk = SIMD_RIGID): uint16, and the others;
+ *   - anything else: kk = 0 (K read from the job), index and weight types read at run time.
+ * The LBS instantiations are functions of their own, fn_<tag>(job, begin, end) (SIMD_INSTANCE):
+ * in one function, adding the int32 ones made the compiler lay out the uint16 one 8% slower.
+ * DQS and CoR dispatch within the kernel function (SIMD_DISPATCH), which measured 2-7% faster
+ * for them than separate functions. */
+#define SIMD_FLOAT_K(job, k_)                                                                    \
+    ((job)->influences.k == (k_) && (job)->influences.weight_type == SK_WEIGHT_FLOAT &&          \
+     (job)->n_joints <= SK_SIMD_MAX_JOINTS_K4)
+
 #define SIMD_DISPATCH(fn, job, begin, end)                                                       \
     do {                                                                                         \
-        const sk_influences *in_ = &(job)->influences;                                          \
-        if (in_->k == 4 && in_->weight_type == SK_WEIGHT_FLOAT &&                               \
-            (job)->n_joints <= SK_SIMD_MAX_JOINTS_K4) {                                          \
-            if (in_->index_type == SK_INDEX_U16)                                                 \
-                fn(job, begin, end, SK_INDEX_U16, 4, SK_WEIGHT_FLOAT);                           \
-            else if (in_->index_type == SK_INDEX_U8)                                             \
-                fn(job, begin, end, SK_INDEX_U8, 4, SK_WEIGHT_FLOAT);                            \
-            else                                                                                 \
-                fn(job, begin, end, in_->index_type, 4, SK_WEIGHT_FLOAT);                        \
-        } else {                                                                                 \
-            fn(job, begin, end, in_->index_type, 0, in_->weight_type);                           \
-        }                                                                                        \
+        const sk_index_type it_ = (job)->influences.index_type;                                  \
+        if (!SIMD_FLOAT_K(job, 4))                                                               \
+            fn(job, begin, end, it_, 0, (job)->influences.weight_type);                          \
+        else if (it_ == SK_INDEX_U16)                                                            \
+            fn(job, begin, end, SK_INDEX_U16, 4, SK_WEIGHT_FLOAT);                               \
+        else if (it_ == SK_INDEX_U8)                                                             \
+            fn(job, begin, end, SK_INDEX_U8, 4, SK_WEIGHT_FLOAT);                                \
+        else if (it_ == SK_INDEX_I32)                                                            \
+            fn(job, begin, end, SK_INDEX_I32, 4, SK_WEIGHT_FLOAT);                               \
+        else                                                                                     \
+            fn(job, begin, end, it_, 4, SK_WEIGHT_FLOAT);                                        \
     } while (0)
 
-/* SIMD_DISPATCH plus K = 8 with uint16 indices and float weights (glTF's JOINTS_0 and JOINTS_1),
- * for LBS: its slot loop, unrolled for a constant K, takes about two thirds of the time of the
- * loop that reads K from the job.  DQS and CoR keep the rolled loop, which is faster for them
- * at K = 8 (their per-slot chains are longer). */
+#define SIMD_INSTANCE(fn, JOB, tag, IT, KK, WT)                                                  \
+    static __attribute__((noinline)) void fn##_##tag(const JOB *job, int64_t begin, int64_t end) \
+    {                                                                                            \
+        fn(job, begin, end, IT, KK, WT);                                                         \
+    }
+
+#define SIMD_INSTANCES_LBS(fn, JOB)                                                              \
+    SIMD_INSTANCE(fn, JOB, k4_u16, SK_INDEX_U16, 4, SK_WEIGHT_FLOAT)                             \
+    SIMD_INSTANCE(fn, JOB, k4_u8, SK_INDEX_U8, 4, SK_WEIGHT_FLOAT)                               \
+    SIMD_INSTANCE(fn, JOB, k4_i32, SK_INDEX_I32, 4, SK_WEIGHT_FLOAT)                             \
+    SIMD_INSTANCE(fn, JOB, k4_any, job->influences.index_type, 4, SK_WEIGHT_FLOAT)               \
+    SIMD_INSTANCE(fn, JOB, k8_u16, SK_INDEX_U16, 8, SK_WEIGHT_FLOAT)                             \
+    SIMD_INSTANCE(fn, JOB, k8_u8, SK_INDEX_U8, 8, SK_WEIGHT_FLOAT)                               \
+    SIMD_INSTANCE(fn, JOB, k8_i32, SK_INDEX_I32, 8, SK_WEIGHT_FLOAT)                             \
+    SIMD_INSTANCE(fn, JOB, rigid_u16, SK_INDEX_U16, SIMD_RIGID, SK_WEIGHT_FLOAT)                 \
+    SIMD_INSTANCE(fn, JOB, rigid_any, job->rigid_index_type, SIMD_RIGID, SK_WEIGHT_FLOAT)        \
+    SIMD_INSTANCE(fn, JOB, any, job->influences.index_type, 0, job->influences.weight_type)
+
+/* fn's instantiation `k` (k4, k8) for the job's index type, else `other`. */
+#define SIMD_BY_INDEX(fn, k, job, begin, end, other)                                             \
+    do {                                                                                         \
+        const sk_index_type it_ = (job)->influences.index_type;                                  \
+        if (it_ == SK_INDEX_U16)                                                                 \
+            fn##_##k##_u16(job, begin, end);                                                     \
+        else if (it_ == SK_INDEX_U8)                                                             \
+            fn##_##k##_u8(job, begin, end);                                                      \
+        else if (it_ == SK_INDEX_I32)                                                            \
+            fn##_##k##_i32(job, begin, end);                                                     \
+        else                                                                                     \
+            other(job, begin, end);                                                              \
+    } while (0)
+
 #define SIMD_DISPATCH_LBS(fn, job, begin, end)                                                   \
     do {                                                                                         \
-        const sk_influences *in8_ = &(job)->influences;                                         \
-        if (in8_->k == 8 && in8_->weight_type == SK_WEIGHT_FLOAT &&                             \
-            in8_->index_type == SK_INDEX_U16)                                                    \
-            fn(job, begin, end, SK_INDEX_U16, 8, SK_WEIGHT_FLOAT);                               \
+        if (SIMD_FLOAT_K(job, 4))                                                                \
+            SIMD_BY_INDEX(fn, k4, job, begin, end, fn##_k4_any);                                 \
+        else if (SIMD_FLOAT_K(job, 8))                                                           \
+            SIMD_BY_INDEX(fn, k8, job, begin, end, fn##_any);                                    \
         else                                                                                     \
-            SIMD_DISPATCH(fn, job, begin, end);                                                  \
+            fn##_any(job, begin, end);                                                           \
+    } while (0)
+
+/* Rigid skinning through the LBS range function `fn`. */
+#define SIMD_RIGID_DISPATCH(fn, job, begin, end)                                                 \
+    do {                                                                                         \
+        if ((job)->rigid_index_type == SK_INDEX_U16)                                             \
+            fn##_rigid_u16(job, begin, end);                                                     \
+        else                                                                                     \
+            fn##_rigid_any(job, begin, end);                                                     \
     } while (0)
 
 /* Vertices [v0, v0 + n) of a (V, 3) stream of any strides into a zero-padded packed block of
@@ -636,6 +678,8 @@ SK_ALWAYS_INLINE void lbs16_range(const sk_skin_job_f32 *job, int64_t begin, int
     if (stream) _mm_sfence(); /* non-temporal stores visible before the threads join */
 }
 
+SIMD_INSTANCES_LBS(lbs16_range, sk_skin_job_f32)
+
 void SK_ISA(sk_lbs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end)
 {
     SIMD_DISPATCH_LBS(lbs16_range, job, begin, end);
@@ -822,6 +866,8 @@ SK_ALWAYS_INLINE void lbs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
     for (; v < end; v += 8) lbs8_part(job, v, end - v < 8 ? end - v : 8, it, kk, wt);
 }
 
+SIMD_INSTANCES_LBS(lbs8_range, sk_skin_job_f32)
+
 void SK_ISA(sk_lbs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end)
 {
     SIMD_DISPATCH_LBS(lbs8_range, job, begin, end);
@@ -1007,6 +1053,8 @@ SK_ALWAYS_INLINE void lbs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
     }
     for (; v < end; v += 4) lbs4d_part(job, v, end - v < 4 ? end - v : 4, rigid, it, kk, wt);
 }
+
+SIMD_INSTANCES_LBS(lbs4d_range, sk_skin_job_f64)
 
 void SK_ISA(sk_lbs, _f64)(const sk_skin_job_f64 *job, int64_t begin, int64_t end)
 {
