@@ -69,8 +69,8 @@ sk_result SK_FN(sk_validate_blend)(const sk_stream *blend, int64_t n_vertices, i
 static int SK_FN(cor_simd)(const SK_JOB *job, int64_t begin, int64_t end)
 {
     if (job->tangents.data) return 0;
-    return SK_FN(sk_simd_run)(SK_WITH_AVX512(SK_FN(sk_cor_avx512)), SK_WITH_AVX2(SK_FN(sk_cor_avx2)),
-                              job, begin, end);
+    return SK_FN(sk_simd_run)(SK_WITH_AVX512(SK_FN(sk_cor_avx512)),
+                              SK_WITH_AVX2(SK_FN(sk_cor_avx2)), job, begin, end);
 }
 
 void SK_FN(sk_cor)(const SK_JOB *job, int64_t begin, int64_t end)

@@ -1149,7 +1149,8 @@ SK_ALWAYS_INLINE float dqs8_blend(__m256 *b, const sk_skin_job_f32 *job, int64_t
     pivot = (uint32_t)~top;
     __m256 acc = _mm256_setzero_ps();
     if (total > 1e-6f) {
-        const float *q0 = prep + SK_DQS_PREPARED_SIZE * pivot, *sp = sign ? sign + pivot * job->n_joints : NULL;
+        const float *q0 = prep + SK_DQS_PREPARED_SIZE * pivot;
+        const float *sp = sign ? sign + pivot * job->n_joints : NULL;
         for (int64_t k = 0; k < K; ++k) {
             float w;
             int64_t j;
@@ -1157,7 +1158,11 @@ SK_ALWAYS_INLINE float dqs8_blend(__m256 *b, const sk_skin_job_f32 *job, int64_t
             const float *pj = prep + SK_DQS_PREPARED_SIZE * j;
             /* the sign from the table, or the same expression as the scalar kernel, so the
              * same hemisphere decisions; a zero weight adds 0 (the palette is finite) */
-            float ws = sp ? w * sp[j] : (q0[0] * pj[0] + q0[1] * pj[1] + q0[2] * pj[2] + q0[3] * pj[3] < 0 ? -w : w);
+            float ws = w;
+            if (sp)
+                ws *= sp[j];
+            else if (q0[0] * pj[0] + q0[1] * pj[1] + q0[2] * pj[2] + q0[3] * pj[3] < 0)
+                ws = -w;
             acc = _mm256_fmadd_ps(_mm256_set1_ps(ws), _mm256_loadu_ps(pj), acc);
         }
     }
@@ -1485,12 +1490,21 @@ SK_ALWAYS_INLINE double dq4d_blend(__m256d *acc, const sk_skin_job_f64 *job, int
             const double *qj = quats + stride * j;
             /* the sign from the table, or the scalar kernel's expression, so the same
              * hemisphere decisions; a zero weight adds 0 (the palette is finite) */
-            const double ws = sp ? w * (double)sp[j]
-                                 : (q0[0] * qj[0] + q0[1] * qj[1] + q0[2] * qj[2] + q0[3] * qj[3] < 0 ? -w : w);
+            double ws = w;
+            if (sp)
+                ws *= (double)sp[j];
+            else if (q0[0] * qj[0] + q0[1] * qj[1] + q0[2] * qj[2] + q0[3] * qj[3] < 0)
+                ws = -w;
             dq4d_slot(acc, prep + stride * j, w, ws, cor);
         }
     }
     return total;
+}
+
+/* A vertex mask (one int64 per lane, 0 or -1) as a blend mask. */
+SK_ALWAYS_INLINE __m256d lanes4d(const int64_t m[4])
+{
+    return _mm256_castsi256_pd(_mm256_loadu_si256((const __m256i *)m));
 }
 
 /* 4x4 transpose: r[i] = row i -> r[q] = element q of the 4 rows. */
@@ -1548,7 +1562,8 @@ SK_ALWAYS_INLINE void quat4d_matrix(__m256d r[9], __m256d x, __m256d y, __m256d 
 /* v / |v| for 4 vectors; a zero vector stays zero. */
 SK_ALWAYS_INLINE void unit4d(__m256d v[3])
 {
-    const __m256d m2 = _mm256_fmadd_pd(v[2], v[2], _mm256_fmadd_pd(v[1], v[1], _mm256_mul_pd(v[0], v[0])));
+    const __m256d m2 =
+        _mm256_fmadd_pd(v[2], v[2], _mm256_fmadd_pd(v[1], v[1], _mm256_mul_pd(v[0], v[0])));
     const __m256d inv = inv_sqrt4d(m2);
     for (int i = 0; i < 3; ++i) v[i] = _mm256_mul_pd(v[i], inv);
 }
@@ -1598,8 +1613,7 @@ SK_ALWAYS_INLINE void dqs4d_finish(__m256d qr[4], __m256d qd[4], const int64_t c
                                                    _mm256_mul_pd(qr[2], qr[2])),
                                      _mm256_mul_pd(qr[3], qr[3]));
     const __m256d inv = inv_sqrt4d(n2);
-    const __m256d keep = _mm256_or_pd(_mm256_cmp_pd(n2, zero, _CMP_NGT_UQ),
-                                      _mm256_castsi256_pd(_mm256_loadu_si256((const __m256i *)copy)));
+    const __m256d keep = _mm256_or_pd(_mm256_cmp_pd(n2, zero, _CMP_NGT_UQ), lanes4d(copy));
     const __m256d x = _mm256_mul_pd(qr[0], inv), y = _mm256_mul_pd(qr[1], inv);
     const __m256d z = _mm256_mul_pd(qr[2], inv), s = _mm256_mul_pd(qr[3], inv);
     const __m256d dx = _mm256_mul_pd(qd[0], inv), dy = _mm256_mul_pd(qd[1], inv);
@@ -1945,12 +1959,6 @@ void SK_ISA(sk_cor, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end
 #undef SK_T
 #undef SK_FN
 #undef SK_JOB
-
-/* A vertex mask (one int64 per lane, 0 or -1) as a blend mask. */
-SK_ALWAYS_INLINE __m256d lanes4d(const int64_t m[4])
-{
-    return _mm256_castsi256_pd(_mm256_loadu_si256((const __m256i *)m));
-}
 
 /* As cor8_block, for 4 vertices of doubles. */
 SK_ALWAYS_INLINE void cor4d_block(const sk_skin_job_f64 *job, int64_t v0, int n, const double *pin,
