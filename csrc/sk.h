@@ -252,12 +252,12 @@ int sk_parallel_for(int n_threads, int64_t n, int64_t grain,
 /* SIMD dispatch (cpu.c).  The kernels above pick, per call, the fastest code for the CPU they
  * run on: AVX-512 (F, DQ, BW, VL), AVX2 + FMA, or portable scalar C.  The SIMD paths take LBS
  * with any strides (packed (V, 3) rows fastest), any index type, float or unorm weights, any K,
- * the "joint" normal rule and no tangents, rigid skinning without tangents, and DQS of float32
- * with a rigid palette and no tangents; anything else (tangents, the "blend" rule, scaled DQS
- * palettes, float64 DQS) takes the scalar path.  Results differ between paths only by rounding (FMA
- * contraction, summation order, normals blended with the matrices themselves when every
- * cofactor equals its 3x3 to within two ulps), never between thread counts, ranges or memory
- * layouts on one path. */
+ * the "joint" normal rule and no tangents, rigid skinning without tangents, and DQS and CoR
+ * (float32 and float64) with a rigid palette and no tangents; anything else (tangents, the
+ * "blend" rule, scaled DQS / CoR palettes) takes the scalar path.  Results differ between paths
+ * only by rounding (FMA contraction, summation order, normals blended with the matrices
+ * themselves when every cofactor equals its 3x3 to within SK_COF_TOL_*), never between thread
+ * counts, ranges or memory layouts on one path. */
 typedef enum sk_simd {
     SK_SIMD_SCALAR = 0,
     SK_SIMD_AVX2 = 1,   /* AVX2 + FMA */
