@@ -104,7 +104,8 @@ SK_ALWAYS_INLINE double simd_weight_f64(const char *p, sk_weight_type t)
  *     through a switch;
  *   - LBS also K = 8 with float weights (glTF's JOINTS_0 and JOINTS_1), uint16, uint8 and
  *     int32: its slot loop unrolled takes about half the time of the loop that reads K from
- *     the job (DQS and CoR are no faster that way: their per-slot chains are longer);
+ *     the job; so does float32 DQS, with a K = 8 blend of its own (unrolled, the loop for any
+ *     K was slower for DQS and CoR: their per-slot chains are longer);
  *   - rigid skinning (the LBS range functions with kk = SIMD_RIGID): uint16, and the others;
  *   - anything else: kk = 0 (K read from the job), index and weight types read at run time.
  * The LBS instantiations are functions of their own, fn_<tag>(job, begin, end) (SIMD_INSTANCE):
@@ -128,6 +129,21 @@ SK_ALWAYS_INLINE double simd_weight_f64(const char *p, sk_weight_type t)
             fn(job, begin, end, SK_INDEX_I32, 4, SK_WEIGHT_FLOAT);                               \
         else                                                                                     \
             fn(job, begin, end, it_, 4, SK_WEIGHT_FLOAT);                                        \
+    } while (0)
+
+/* SIMD_DISPATCH plus K = 8 for the float32 DQS, whose K = 8 blend (dqs8_blend) has its own
+ * branch-free pivot and two sums. */
+#define SIMD_DISPATCH_DQS(fn, job, begin, end)                                                   \
+    do {                                                                                         \
+        const sk_index_type it8_ = (job)->influences.index_type;                                 \
+        if (SIMD_FLOAT_K(job, 8) && it8_ == SK_INDEX_U16)                                        \
+            fn(job, begin, end, SK_INDEX_U16, 8, SK_WEIGHT_FLOAT);                               \
+        else if (SIMD_FLOAT_K(job, 8) && it8_ == SK_INDEX_U8)                                    \
+            fn(job, begin, end, SK_INDEX_U8, 8, SK_WEIGHT_FLOAT);                                \
+        else if (SIMD_FLOAT_K(job, 8) && it8_ == SK_INDEX_I32)                                   \
+            fn(job, begin, end, SK_INDEX_I32, 8, SK_WEIGHT_FLOAT);                               \
+        else                                                                                     \
+            SIMD_DISPATCH(fn, job, begin, end);                                                  \
     } while (0)
 
 #define SIMD_INSTANCE(fn, JOB, tag, IT, KK, WT)                                                  \
@@ -240,18 +256,18 @@ SK_ALWAYS_INLINE ptrdiff_t index_size(sk_index_type t)
     return t == SK_INDEX_U8 ? 1 : t == SK_INDEX_U16 ? 2 : t == SK_INDEX_I64 ? 8 : 4;
 }
 
-/* For K = 4: the joints of slots 0..3 of vertices v0 .. v0 + n - 1 as offsets into `prepared`
- * (`stride` elements per joint), joint 0 for an index outside [0, J).  Done for a whole block
- * before the blends, as one loop the compiler vectorizes when the index rows are contiguous,
- * it takes the index work out of the per-slot dependency chain. */
-SK_ALWAYS_INLINE void offsets4(int32_t *off, const sk_influences *in, int64_t v0, int n,
-                               sk_index_type it, int64_t n_joints, int32_t stride)
+/* For a constant K (4 or 8): the joints of slots 0 .. K - 1 of vertices v0 .. v0 + n - 1 as
+ * offsets into `prepared` (`stride` elements per joint), joint 0 for an index outside [0, J).
+ * Done for a whole block before the blends, as one loop the compiler vectorizes when the index
+ * rows are contiguous, it takes the index work out of the per-slot dependency chain. */
+SK_ALWAYS_INLINE void offsets_k(int32_t *off, const sk_influences *in, int64_t v0, int n,
+                                sk_index_type it, int64_t n_joints, int32_t stride, int K)
 {
     const ptrdiff_t is = index_size(it);
     const char *ip = (const char *)in->indices.data + v0 * in->indices.row;
     const uint64_t J = (uint64_t)n_joints;
-    if (in->indices.row == 4 * is && in->indices.elem == is) {
-        for (int s = 0; s < 4 * n; ++s) {
+    if (in->indices.row == K * is && in->indices.elem == is) {
+        for (int s = 0; s < K * n; ++s) {
             uint64_t j;
             switch (it) {
             case SK_INDEX_U8: j = ((const uint8_t *)ip)[s]; break;
@@ -264,11 +280,17 @@ SK_ALWAYS_INLINE void offsets4(int32_t *off, const sk_influences *in, int64_t v0
         }
     } else {
         for (int i = 0; i < n; ++i)
-            for (int k = 0; k < 4; ++k) {
+            for (int k = 0; k < K; ++k) {
                 uint64_t j = (uint64_t)simd_index(ip + i * in->indices.row + k * in->indices.elem, it);
-                off[4 * i + k] = j < J ? (int32_t)j * stride : 0;
+                off[K * i + k] = j < J ? (int32_t)j * stride : 0;
             }
     }
+}
+
+SK_ALWAYS_INLINE void offsets4(int32_t *off, const sk_influences *in, int64_t v0, int n,
+                               sk_index_type it, int64_t n_joints, int32_t stride)
+{
+    offsets_k(off, in, v0, n, it, n_joints, stride, 4);
 }
 
 /* Whether every joint's cofactor equals its 3x3 to within `tol` (a rotation: cof(R) = R).  Then
@@ -1086,6 +1108,17 @@ SK_ALWAYS_INLINE const float *range_signs(float *table, const sk_skin_job_f32 *j
     return table;
 }
 
+/* The pivot among the slots whose bits are set in `tied` (those holding the largest weight): the
+ * smallest joint (a tie is rare). */
+SK_ALWAYS_INLINE int64_t tied_pivot(unsigned tied, const int32_t *off)
+{
+    if (!tied) tied = 1; /* NaN weights (never validated): any pivot, no undefined ctz */
+    int64_t pivot = off[__builtin_ctz(tied)];
+    for (tied &= tied - 1; tied; tied &= tied - 1)
+        pivot = off[__builtin_ctz(tied)] < pivot ? off[__builtin_ctz(tied)] : pivot;
+    return pivot;
+}
+
 /* The pivot is the largest weight, ties to the smallest joint: the largest of these keys, as
  * the bits of a non-negative float order like the float (sign bit cleared: -0 is a zero weight,
  * which never wins over a positive one; all-zero vertices are copied).  No float compares, no
@@ -1121,10 +1154,7 @@ SK_ALWAYS_INLINE float dqs8_blend(__m256 *b, const sk_skin_job_f32 *job, int64_t
         __m128 top = _mm_max_ps(w4, _mm_shuffle_ps(w4, w4, _MM_SHUFFLE(2, 3, 0, 1)));
         top = _mm_max_ps(top, _mm_shuffle_ps(top, top, _MM_SHUFFLE(1, 0, 3, 2)));
         unsigned tied = (unsigned)_mm_movemask_ps(_mm_cmpeq_ps(w4, top));
-        if (!tied) tied = 1; /* NaN weights (never validated): any pivot, no undefined ctz */
-        pivot = off[__builtin_ctz(tied)];
-        for (tied &= tied - 1; tied; tied &= tied - 1)
-            pivot = off[__builtin_ctz(tied)] < pivot ? off[__builtin_ctz(tied)] : pivot;
+        pivot = tied_pivot(tied, off);
         __m256 acc = _mm256_setzero_ps();
         if (total > 1e-6f) {
             const float *sp = sign + pivot * job->n_joints;
@@ -1135,6 +1165,34 @@ SK_ALWAYS_INLINE float dqs8_blend(__m256 *b, const sk_skin_job_f32 *job, int64_t
             }
         }
         *b = acc;
+        return total;
+    }
+    if (kk == 8 && sign) { /* as K = 4, with 8 slots */
+        const ptrdiff_t we = in->weights.elem;
+        float w[8];
+        for (int k = 0; k < 8; ++k) {
+            w[k] = *(const float *)(wp + k * we);
+            total += w[k];
+        }
+        const __m256 w8 = _mm256_loadu_ps(w);
+        __m256 top = _mm256_max_ps(w8, _mm256_permute_ps(w8, _MM_SHUFFLE(2, 3, 0, 1)));
+        top = _mm256_max_ps(top, _mm256_permute_ps(top, _MM_SHUFFLE(1, 0, 3, 2)));
+        top = _mm256_max_ps(top, _mm256_permute2f128_ps(top, top, 0x01));
+        unsigned tied = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(w8, top, _CMP_EQ_OQ));
+        pivot = tied_pivot(tied, off);
+        /* even and odd slots in two sums, so that two chains of four multiply-adds overlap
+         * (with the branch-free pivot, 1.7x faster than the loop for any K) */
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+        if (total > 1e-6f) {
+            const float *sp = sign + pivot * job->n_joints;
+            for (int k = 0; k < 8; k += 2) {
+                a0 = _mm256_fmadd_ps(_mm256_set1_ps(w[k] * sp[off[k]]),
+                                     _mm256_loadu_ps(prep + SK_DQS_PREPARED_SIZE * off[k]), a0);
+                a1 = _mm256_fmadd_ps(_mm256_set1_ps(w[k + 1] * sp[off[k + 1]]),
+                                     _mm256_loadu_ps(prep + SK_DQS_PREPARED_SIZE * off[k + 1]), a1);
+            }
+        }
+        *b = _mm256_add_ps(a0, a1);
         return total;
     }
     const int64_t K = kk ? kk : in->k;
@@ -1279,8 +1337,8 @@ SK_ALWAYS_INLINE unsigned dqs8_blends(__m256 q[8], const sk_skin_job_f32 *job, i
                                       sk_weight_type wt)
 {
     unsigned copy = 0;
-    int32_t off[32];
-    if (kk == 4 && sign) offsets4(off, &job->influences, v0, n, it, job->n_joints, 1);
+    int32_t off[64];
+    if ((kk == 4 || kk == 8) && sign) offsets_k(off, &job->influences, v0, n, it, job->n_joints, 1, (int)kk);
     /* unrolled: each vertex's pivot, sign lookups and multiply-adds form one long dependency
      * chain, and out-of-order execution interleaves the eight chains best when they are all
      * written out (6-11% faster than a rolled loop) */
@@ -1288,7 +1346,7 @@ SK_ALWAYS_INLINE unsigned dqs8_blends(__m256 q[8], const sk_skin_job_f32 *job, i
     for (int i = 0; i < 8; ++i) {
         float total = 0;
         q[i] = _mm256_setzero_ps();
-        if (i < n) total = dqs8_blend(&q[i], job, v0 + i, off + 4 * i, sign, it, kk, wt);
+        if (i < n) total = dqs8_blend(&q[i], job, v0 + i, off + kk * i, sign, it, kk, wt);
         if (!(total > 1e-6f)) copy |= 1u << i;
     }
     return copy;
@@ -1402,7 +1460,7 @@ SK_ALWAYS_INLINE void dqs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
 
 void SK_ISA(sk_dqs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end)
 {
-    SIMD_DISPATCH(dqs8_range, job, begin, end);
+    SIMD_DISPATCH_DQS(dqs8_range, job, begin, end);
 }
 
 /* ==========================================================================================
@@ -1457,10 +1515,7 @@ SK_ALWAYS_INLINE double dq4d_blend(__m256d *acc, const sk_skin_job_f64 *job, int
         __m256d top = _mm256_max_pd(w4, _mm256_permute_pd(w4, 0x5));
         top = _mm256_max_pd(top, _mm256_permute2f128_pd(top, top, 0x01));
         unsigned tied = (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(w4, top, _CMP_EQ_OQ));
-        if (!tied) tied = 1; /* NaN weights (never validated): any pivot, no undefined ctz */
-        int64_t pivot = off[__builtin_ctz(tied)];
-        for (tied &= tied - 1; tied; tied &= tied - 1)
-            pivot = off[__builtin_ctz(tied)] < pivot ? off[__builtin_ctz(tied)] : pivot;
+        const int64_t pivot = tied_pivot(tied, off);
         if (total > 1e-6) {
             const float *sp = sign + pivot * job->n_joints;
             for (int k = 0; k < 4; ++k)

@@ -144,7 +144,7 @@ def test_lbs_unorm_weights(path, dtype, bits, influences, random_palette, assert
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
-@pytest.mark.parametrize("K", [1, 2, 4, 5])
+@pytest.mark.parametrize("K", [1, 2, 4, 5, 8])
 def test_dqs_matches_reference(path, dtype, index_dtype, K, unit_rows, influences, random_palette,
                                assert_skin_close):
     rng = np.random.default_rng([100, K, INDEX_DTYPES.index(index_dtype)])
