@@ -32,14 +32,9 @@ static void cor_rigid_part(double out[12], const double k[12], const double dq[S
     }
 }
 
-/* Whether a blend call goes through the LBS and DQS kernels (their SIMD paths) rather than the
- * per-vertex scalar code: a SIMD path, no tangents, and at most SK_BLEND_SIMD_MAX_J joints (each
- * call repacks the two tables).  Depends on the job alone, never on the range, so threads and
- * splits keep the bits. */
+/* The most joints a blend call takes through the LBS and DQS kernels (each call repacks the
+ * two tables; skin_cor.template.c, blend_simd). */
 #define SK_BLEND_SIMD_MAX_J 1024
-#define BLEND_SIMD(job)                                                                          \
-    (sk_simd_current() != SK_SIMD_SCALAR && !(job)->tangents.data &&                             \
-     (job)->n_joints <= SK_BLEND_SIMD_MAX_J)
 
 #define SK_TEMPLATE "skin_cor.template.c"
 #include "skin_instantiate.h"

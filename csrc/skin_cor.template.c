@@ -131,6 +131,15 @@ static void SK_FN(blend_shift)(SK_JOB *sub, const SK_JOB *job, int64_t v0)
     sub->influences.weights.data = (char *)job->influences.weights.data + v0 * job->influences.weights.row;
 }
 
+/* Whether a blend call goes through the LBS and DQS kernels (their SIMD paths) rather than the
+ * per-vertex scalar code: a SIMD path, no tangents, and at most SK_BLEND_SIMD_MAX_J joints.
+ * Depends on the job alone, never on the range, so threads and splits keep the bits. */
+static int SK_FN(blend_simd)(const SK_JOB *job)
+{
+    return sk_simd_current() != SK_SIMD_SCALAR && !job->tangents.data &&
+           job->n_joints <= SK_BLEND_SIMD_MAX_J;
+}
+
 /* Blend through the LBS and DQS kernels (their SIMD paths): SK_BLEND_CHUNK vertices at a time
  * into packed stack buffers (24 KB of float32, 48 KB of float64: each kernel call's set-up,
  * about 0.3 us, costs 5 ns per vertex at 64 vertices), then mixed as the scalar code mixes.
@@ -138,7 +147,7 @@ static void SK_FN(blend_shift)(SK_JOB *sub, const SK_JOB *job, int64_t v0)
 #define SK_BLEND_CHUNK 512
 static int SK_FN(blend_kernels)(const SK_JOB *job, int64_t begin, int64_t end)
 {
-    if (!BLEND_SIMD(job)) return 0;
+    if (!SK_FN(blend_simd)(job)) return 0;
     const int64_t J = job->n_joints;
     SK_T *tables = malloc(sizeof(SK_T) * (size_t)J * (SK_LBS_PREPARED_SIZE + SK_DQS_PREPARED_SIZE));
     if (!tables) return 0;

@@ -93,7 +93,8 @@ SK_ALWAYS_INLINE double simd_weight_f64(const char *p, sk_weight_type t)
  * job->rigid_indices (the block code, and so the bits, are those of LBS with K = 1). */
 #define SIMD_RIGID (-1)
 
-/* Joint offsets of the K = 4 instantiations are int32 (offsets4): at most this many joints. */
+/* Joint offsets of the K = 4 and 8 instantiations are int32 (offsets_k): at most this many
+ * joints. */
 #define SK_SIMD_MAX_JOINTS_K4 (1 << 24)
 
 /* Instantiations: a range function fn(job, begin, end, it, kk, wt) is always inlined, and each
@@ -116,17 +117,28 @@ SK_ALWAYS_INLINE double simd_weight_f64(const char *p, sk_weight_type t)
     ((job)->influences.k == (k_) && (job)->influences.weight_type == SK_WEIGHT_FLOAT &&          \
      (job)->n_joints <= SK_SIMD_MAX_JOINTS_K4)
 
+/* The index types with instantiations of their own. */
+#define SIMD_CONST_INDEX(it) ((it) == SK_INDEX_U16 || (it) == SK_INDEX_U8 || (it) == SK_INDEX_I32)
+
+/* fn for K = kk float weights and the job's index type, one of SIMD_CONST_INDEX's. */
+#define SIMD_CALL_INDEX(fn, job, begin, end, kk)                                                 \
+    do {                                                                                         \
+        const sk_index_type itc_ = (job)->influences.index_type;                                 \
+        if (itc_ == SK_INDEX_U16)                                                                \
+            fn(job, begin, end, SK_INDEX_U16, kk, SK_WEIGHT_FLOAT);                              \
+        else if (itc_ == SK_INDEX_U8)                                                            \
+            fn(job, begin, end, SK_INDEX_U8, kk, SK_WEIGHT_FLOAT);                               \
+        else                                                                                     \
+            fn(job, begin, end, SK_INDEX_I32, kk, SK_WEIGHT_FLOAT);                              \
+    } while (0)
+
 #define SIMD_DISPATCH(fn, job, begin, end)                                                       \
     do {                                                                                         \
         const sk_index_type it_ = (job)->influences.index_type;                                  \
         if (!SIMD_FLOAT_K(job, 4))                                                               \
             fn(job, begin, end, it_, 0, (job)->influences.weight_type);                          \
-        else if (it_ == SK_INDEX_U16)                                                            \
-            fn(job, begin, end, SK_INDEX_U16, 4, SK_WEIGHT_FLOAT);                               \
-        else if (it_ == SK_INDEX_U8)                                                             \
-            fn(job, begin, end, SK_INDEX_U8, 4, SK_WEIGHT_FLOAT);                                \
-        else if (it_ == SK_INDEX_I32)                                                            \
-            fn(job, begin, end, SK_INDEX_I32, 4, SK_WEIGHT_FLOAT);                               \
+        else if (SIMD_CONST_INDEX(it_))                                                          \
+            SIMD_CALL_INDEX(fn, job, begin, end, 4);                                             \
         else                                                                                     \
             fn(job, begin, end, it_, 4, SK_WEIGHT_FLOAT);                                        \
     } while (0)
@@ -135,13 +147,8 @@ SK_ALWAYS_INLINE double simd_weight_f64(const char *p, sk_weight_type t)
  * branch-free pivot and two sums. */
 #define SIMD_DISPATCH_DQS(fn, job, begin, end)                                                   \
     do {                                                                                         \
-        const sk_index_type it8_ = (job)->influences.index_type;                                 \
-        if (SIMD_FLOAT_K(job, 8) && it8_ == SK_INDEX_U16)                                        \
-            fn(job, begin, end, SK_INDEX_U16, 8, SK_WEIGHT_FLOAT);                               \
-        else if (SIMD_FLOAT_K(job, 8) && it8_ == SK_INDEX_U8)                                    \
-            fn(job, begin, end, SK_INDEX_U8, 8, SK_WEIGHT_FLOAT);                                \
-        else if (SIMD_FLOAT_K(job, 8) && it8_ == SK_INDEX_I32)                                   \
-            fn(job, begin, end, SK_INDEX_I32, 8, SK_WEIGHT_FLOAT);                               \
+        if (SIMD_FLOAT_K(job, 8) && SIMD_CONST_INDEX((job)->influences.index_type))              \
+            SIMD_CALL_INDEX(fn, job, begin, end, 8);                                             \
         else                                                                                     \
             SIMD_DISPATCH(fn, job, begin, end);                                                  \
     } while (0)
@@ -164,26 +171,27 @@ SK_ALWAYS_INLINE double simd_weight_f64(const char *p, sk_weight_type t)
     SIMD_INSTANCE(fn, JOB, rigid_any, job->rigid_index_type, SIMD_RIGID, SK_WEIGHT_FLOAT)        \
     SIMD_INSTANCE(fn, JOB, any, job->influences.index_type, 0, job->influences.weight_type)
 
-/* fn's instantiation `k` (k4, k8) for the job's index type, else `other`. */
-#define SIMD_BY_INDEX(fn, k, job, begin, end, other)                                             \
+/* fn's instantiation `k` (k4, k8) for the job's index type, one of SIMD_CONST_INDEX's. */
+#define SIMD_BY_INDEX(fn, k, job, begin, end)                                                    \
     do {                                                                                         \
-        const sk_index_type it_ = (job)->influences.index_type;                                  \
-        if (it_ == SK_INDEX_U16)                                                                 \
+        const sk_index_type itb_ = (job)->influences.index_type;                                 \
+        if (itb_ == SK_INDEX_U16)                                                                \
             fn##_##k##_u16(job, begin, end);                                                     \
-        else if (it_ == SK_INDEX_U8)                                                             \
+        else if (itb_ == SK_INDEX_U8)                                                            \
             fn##_##k##_u8(job, begin, end);                                                      \
-        else if (it_ == SK_INDEX_I32)                                                            \
-            fn##_##k##_i32(job, begin, end);                                                     \
         else                                                                                     \
-            other(job, begin, end);                                                              \
+            fn##_##k##_i32(job, begin, end);                                                     \
     } while (0)
 
 #define SIMD_DISPATCH_LBS(fn, job, begin, end)                                                   \
     do {                                                                                         \
-        if (SIMD_FLOAT_K(job, 4))                                                                \
-            SIMD_BY_INDEX(fn, k4, job, begin, end, fn##_k4_any);                                 \
-        else if (SIMD_FLOAT_K(job, 8))                                                           \
-            SIMD_BY_INDEX(fn, k8, job, begin, end, fn##_any);                                    \
+        const int known_ = SIMD_CONST_INDEX((job)->influences.index_type);                      \
+        if (SIMD_FLOAT_K(job, 4) && known_)                                                      \
+            SIMD_BY_INDEX(fn, k4, job, begin, end);                                              \
+        else if (SIMD_FLOAT_K(job, 4))                                                           \
+            fn##_k4_any(job, begin, end);                                                        \
+        else if (SIMD_FLOAT_K(job, 8) && known_)                                                 \
+            SIMD_BY_INDEX(fn, k8, job, begin, end);                                              \
         else                                                                                     \
             fn##_any(job, begin, end);                                                           \
     } while (0)
@@ -287,12 +295,6 @@ SK_ALWAYS_INLINE void offsets_k(int32_t *off, const sk_influences *in, int64_t v
     }
 }
 
-SK_ALWAYS_INLINE void offsets4(int32_t *off, const sk_influences *in, int64_t v0, int n,
-                               sk_index_type it, int64_t n_joints, int32_t stride)
-{
-    offsets_k(off, in, v0, n, it, n_joints, stride, 4);
-}
-
 /* Whether every joint's cofactor equals its 3x3 to within `tol` (a rotation: cof(R) = R).  Then
  * normals can be blended with the matrices themselves, which halves the blending work; the
  * difference is rounding (a few ulps), far inside the kernels' tolerance. */
@@ -391,7 +393,7 @@ SK_ALWAYS_INLINE float lbs16_blend(__m512 *m, __m512 *c, const sk_skin_job_f32 *
     const char *wp = (const char *)in->weights.data + v * in->weights.row;
     __m512 am = _mm512_setzero_ps(), ac = _mm512_setzero_ps();
     float total = 0;
-    if (kk == 4) { /* float weights, joints from offsets4, sums from small4_f32 */
+    if (kk == 4) { /* float weights, joints from offsets_k, sums from small4_f32 */
         for (int k = 0; k < 4; ++k) {
             const __m512 wv = _mm512_set1_ps(*(const float *)(wp + k * in->weights.elem));
             const float *pj = job->prepared + off[k];
@@ -563,7 +565,7 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
     int32_t off[64];
     unsigned small = 0;
     if (kk == 4) {
-        offsets4(off, &job->influences, v0, n, it, job->n_joints, SK_LBS_PREPARED_SIZE);
+        offsets_k(off, &job->influences, v0, n, it, job->n_joints, SK_LBS_PREPARED_SIZE, 4);
         small = lbs16_small4(&job->influences, v0, n);
     }
     /* The common case blends each group of four vertices right before its products, so that
@@ -1142,7 +1144,7 @@ SK_ALWAYS_INLINE float dqs8_blend(__m256 *b, const sk_skin_job_f32 *job, int64_t
     const float *prep = job->prepared;
     float total = 0;
     int64_t pivot = 0;
-    if (kk == 4 && sign) { /* joints from offsets4 (stride 1), signs from the table */
+    if (kk == 4 && sign) { /* joints from offsets_k (stride 1), signs from the table */
         const ptrdiff_t we = in->weights.elem;
         const __m128 w4 = we == 4 ? _mm_loadu_ps((const float *)wp)
                                   : _mm_setr_ps(*(const float *)wp, *(const float *)(wp + we),
@@ -1338,7 +1340,8 @@ SK_ALWAYS_INLINE unsigned dqs8_blends(__m256 q[8], const sk_skin_job_f32 *job, i
 {
     unsigned copy = 0;
     int32_t off[64];
-    if ((kk == 4 || kk == 8) && sign) offsets_k(off, &job->influences, v0, n, it, job->n_joints, 1, (int)kk);
+    if ((kk == 4 || kk == 8) && sign)
+        offsets_k(off, &job->influences, v0, n, it, job->n_joints, 1, (int)kk);
     /* unrolled: each vertex's pivot, sign lookups and multiply-adds form one long dependency
      * chain, and out-of-order execution interleaves the eight chains best when they are all
      * written out (6-11% faster than a rolled loop) */
@@ -1488,7 +1491,7 @@ SK_ALWAYS_INLINE void dq4d_slot(__m256d *acc, const double *rec, double w, doubl
  * hemisphere rule, each slot's records as whole ymm registers.
  *   DQS: acc[0] = sum +-w_i real_i, acc[1] = sum +-w_i dual_i (sk_dqs_prepare's records);
  *   CoR: acc[0] = sum +-w_i q_i, acc[1 + c] = sum w_i (column c of K_i) (sk_cor_prepare's).
- * With K = 4 and a sign table (job->dqs_sign) the joints come from offsets4 and the signs from
+ * With K = 4 and a sign table (job->dqs_sign) the joints come from offsets_k and the signs from
  * the table, as in dqs8_blend.  Returns the weight sum; the sums stay 0 when it is <= 1e-6 (the
  * vertex is copied). */
 SK_ALWAYS_INLINE double dq4d_blend(__m256d *acc, const sk_skin_job_f64 *job, int64_t v,
@@ -1639,7 +1642,7 @@ SK_ALWAYS_INLINE void dqs4d_blends(__m256d qr[4], __m256d qd[4], int64_t copy[4]
                                    sk_weight_type wt)
 {
     int32_t off[16];
-    if (kk == 4 && sign) offsets4(off, &job->influences, v0, n, it, job->n_joints, 1);
+    if (kk == 4 && sign) offsets_k(off, &job->influences, v0, n, it, job->n_joints, 1, 4);
 #pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) {
         double total = 0;
@@ -1805,7 +1808,7 @@ SK_ALWAYS_INLINE float cor8_blend(__m128 *q, __m256 *m01, __m256 *m23, const sk_
     __m128 aq = _mm_setzero_ps();
     __m256 a01 = _mm256_setzero_ps(), a23 = _mm256_setzero_ps();
     float total = 0;
-    if (kk == 4 && sign) { /* joints from offsets4 (stride 1), signs from the table */
+    if (kk == 4 && sign) { /* joints from offsets_k (stride 1), signs from the table */
         const ptrdiff_t we = in->weights.elem;
         float w[4];
         for (int k = 0; k < 4; ++k) {
@@ -1881,7 +1884,7 @@ SK_ALWAYS_INLINE void cor8_block(const sk_skin_job_f32 *job, int64_t v0, int n, 
     unsigned copy = 0, lbs = 0;
     float lp[24] = {0}, ln[24] = {0}; /* LBS results of the vertices without a center */
     int32_t off[32];
-    if (kk == 4 && sign) offsets4(off, &job->influences, v0, n, it, job->n_joints, 1);
+    if (kk == 4 && sign) offsets_k(off, &job->influences, v0, n, it, job->n_joints, 1, 4);
     /* unrolled: each vertex's pivot, sign lookups and multiply-adds form one long dependency
      * chain, and out-of-order execution interleaves the eight chains best when they are all
      * written out (6-11% faster than a rolled loop) */
@@ -2027,7 +2030,7 @@ SK_ALWAYS_INLINE void cor4d_block(const sk_skin_job_f64 *job, int64_t v0, int n,
     int64_t copy[4], lbs[4], any_lbs = 0;
     double lp[12] = {0}, ln[12] = {0}; /* LBS results of the vertices without a center */
     int32_t off[16];
-    if (kk == 4 && sign) offsets4(off, &job->influences, v0, n, it, job->n_joints, 1);
+    if (kk == 4 && sign) offsets_k(off, &job->influences, v0, n, it, job->n_joints, 1, 4);
 #pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) {
         rq[i] = rl[i] = zero;
