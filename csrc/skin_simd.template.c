@@ -274,7 +274,22 @@ SK_ALWAYS_INLINE void offsets_k(int32_t *off, const sk_influences *in, int64_t v
     const ptrdiff_t is = index_size(it);
     const char *ip = (const char *)in->indices.data + v0 * in->indices.row;
     const uint64_t J = (uint64_t)n_joints;
-    if (in->indices.row == K * is && in->indices.elem == is) {
+    const int narrow = it == SK_INDEX_U8 || it == SK_INDEX_U16 || it == SK_INDEX_U32 ||
+                       it == SK_INDEX_I32;
+    if (narrow && in->indices.row == K * is && in->indices.elem == is) {
+        /* in 32 bits (J <= SK_SIMD_MAX_JOINTS_K4; a negative int32 wraps to >= J), which the
+         * compiler vectorizes 16 (8 on AVX2) slots to a register */
+        const uint32_t J32 = (uint32_t)J;
+        for (int s = 0; s < K * n; ++s) {
+            uint32_t j;
+            switch (it) {
+            case SK_INDEX_U8: j = ((const uint8_t *)ip)[s]; break;
+            case SK_INDEX_U16: j = ((const uint16_t *)ip)[s]; break;
+            default: j = ((const uint32_t *)ip)[s]; break;
+            }
+            off[s] = j < J32 ? (int32_t)j * stride : 0;
+        }
+    } else if (in->indices.row == K * is && in->indices.elem == is) {
         for (int s = 0; s < K * n; ++s) {
             uint64_t j;
             switch (it) {
@@ -333,8 +348,8 @@ SK_ALWAYS_INLINE int cof_is_matrix_f64(const double *prep, int64_t n_joints, dou
 #ifdef __AVX512F__
 
 typedef struct {
-    __m512i pick[16];  /* vertex i: [px px px px py .. pz .. 1 1 1 1] from two input registers */
-    __m512i pick0[16]; /* the same with [.. 0 0 0 0]: a normal times a whole 3x4 */
+    __m512i xyz[4][3]; /* group g, component c: [c of vertex 4g | 4g+1 | 4g+2 | 4g+3], four
+                        * lanes each, from the input register pair (g <= 1 ? (0, 1) : (1, 2)) */
     __m512i pack[3];   /* output register r from the group sums r and r + 1 */
     __m512i spread[3]; /* output register r lane -> the lane of its vertex among 16 norms */
 } lbs16_tables;
@@ -342,19 +357,13 @@ typedef struct {
 static void lbs16_make_tables(lbs16_tables *tb)
 {
     int32_t a[16];
-    const float one = 1.0f;
-    int32_t one_bits;
-    memcpy(&one_bits, &one, sizeof one_bits);
-    for (int i = 0; i < 16; ++i) {
-        /* vertex i's three floats are at 3i..3i+2 of the block's 48: in registers (0, 1) for
-         * i <= 5, in (1, 2) after; permutex2var indexes the pair as 32 lanes. */
-        int base = i <= 5 ? 0 : 16;
-        for (int l = 0; l < 12; ++l) a[l] = 3 * i + l / 4 - base;
-        for (int l = 12; l < 16; ++l) a[l] = one_bits; /* masked off: the lane keeps these bits */
-        tb->pick[i] = _mm512_loadu_si512(a);
-        for (int l = 12; l < 16; ++l) a[l] = 0;
-        tb->pick0[i] = _mm512_loadu_si512(a);
-    }
+    for (int g = 0; g < 4; ++g)
+        for (int c = 0; c < 3; ++c) {
+            /* vertex i's three floats are at 3i..3i+2 of the block's 48; permutex2var indexes
+             * the register pair as 32 lanes */
+            for (int l = 0; l < 16; ++l) a[l] = 3 * (4 * g + l / 4) + c - (g <= 1 ? 0 : 16);
+            tb->xyz[g][c] = _mm512_loadu_si512(a);
+        }
     for (int r = 0; r < 3; ++r) {
         for (int f = 0; f < 16; ++f) {
             int v = (16 * r + f) / 3, comp = (16 * r + f) % 3;
@@ -420,15 +429,32 @@ SK_ALWAYS_INLINE float lbs16_blend(__m512 *m, __m512 *c, const sk_skin_job_f32 *
     return total;
 }
 
-/* Four vertices' products [A | B | C | D] -> [y0 | y1 | y2 | y3], y = (A + C) + (B + D). */
-SK_ALWAYS_INLINE __m512 lbs16_sum_blocks(const __m512 q[4])
+/* Four vertices' 3x4s, one per register as columns [c0 | c1 | c2 | c3], -> col[c] = [c of
+ * vertex 0 | 1 | 2 | 3]: a 4x4 transpose of 128-bit blocks. */
+SK_ALWAYS_INLINE void lbs16_columns(__m512 col[4], const __m512 m[4])
 {
-    __m512 u01 = _mm512_add_ps(_mm512_shuffle_f32x4(q[0], q[1], _MM_SHUFFLE(1, 0, 1, 0)),
-                               _mm512_shuffle_f32x4(q[0], q[1], _MM_SHUFFLE(3, 2, 3, 2)));
-    __m512 u23 = _mm512_add_ps(_mm512_shuffle_f32x4(q[2], q[3], _MM_SHUFFLE(1, 0, 1, 0)),
-                               _mm512_shuffle_f32x4(q[2], q[3], _MM_SHUFFLE(3, 2, 3, 2)));
-    return _mm512_add_ps(_mm512_shuffle_f32x4(u01, u23, _MM_SHUFFLE(2, 0, 2, 0)),
-                         _mm512_shuffle_f32x4(u01, u23, _MM_SHUFFLE(3, 1, 3, 1)));
+    const __m512 t0 = _mm512_shuffle_f32x4(m[0], m[1], _MM_SHUFFLE(1, 0, 1, 0));
+    const __m512 t1 = _mm512_shuffle_f32x4(m[0], m[1], _MM_SHUFFLE(3, 2, 3, 2));
+    const __m512 t2 = _mm512_shuffle_f32x4(m[2], m[3], _MM_SHUFFLE(1, 0, 1, 0));
+    const __m512 t3 = _mm512_shuffle_f32x4(m[2], m[3], _MM_SHUFFLE(3, 2, 3, 2));
+    col[0] = _mm512_shuffle_f32x4(t0, t2, _MM_SHUFFLE(2, 0, 2, 0));
+    col[1] = _mm512_shuffle_f32x4(t0, t2, _MM_SHUFFLE(3, 1, 3, 1));
+    col[2] = _mm512_shuffle_f32x4(t1, t3, _MM_SHUFFLE(2, 0, 2, 0));
+    col[3] = _mm512_shuffle_f32x4(t1, t3, _MM_SHUFFLE(3, 1, 3, 1));
+}
+
+/* Group g's four vertices times their 3x4s (col, from lbs16_columns), each vertex's result in
+ * its 128-bit block: x c0 + y c1 + z c2 (+ c3 for a point), as three multiply-adds.  in[] holds
+ * the block's 48 input floats. */
+SK_ALWAYS_INLINE __m512 lbs16_apply(const lbs16_tables *tb, int g, const __m512 col[4],
+                                    const __m512 in[3], int point)
+{
+    const __m512 lo = g <= 1 ? in[0] : in[1], hi = g <= 1 ? in[1] : in[2];
+    const __m512 x = _mm512_permutex2var_ps(lo, tb->xyz[g][0], hi);
+    const __m512 y = _mm512_permutex2var_ps(lo, tb->xyz[g][1], hi);
+    const __m512 z = _mm512_permutex2var_ps(lo, tb->xyz[g][2], hi);
+    const __m512 a = point ? _mm512_fmadd_ps(col[0], x, col[3]) : _mm512_mul_ps(col[0], x);
+    return _mm512_fmadd_ps(col[2], z, _mm512_fmadd_ps(col[1], y, a));
 }
 
 /* 1 / sqrt(x) where x > 0, else 1 (so that a zero vector stays zero): the 14-bit estimate and one
@@ -489,26 +515,28 @@ SK_ALWAYS_INLINE unsigned small4_f32(const sk_influences *in, int64_t v0, int n,
 }
 
 
-/* small4_f32 for a whole block of contiguous (V, 4) float weights: four loads, and the sums
- * ((w0 + w1) + w2) + w3 formed in lane 0 of each vertex's 128-bit block, the same operations in
- * the same order as small4_f32, so the same decisions. */
+/* small4_f32 for a whole block of contiguous (V, 4) float weights: the block's 4 x 16 weights
+ * transposed (slot k of the 16 vertices in one register, vertex 4 q + b in lane 4 b + q), then
+ * the sums ((w0 + w1) + w2) + w3 of all 16 at once: the same operations in the same order as
+ * small4_f32, so the same decisions. */
 SK_ALWAYS_INLINE unsigned lbs16_small4(const sk_influences *in, int64_t v0, int n)
 {
     if (n < 16 || in->weights.row != 16 || in->weights.elem != 4)
         return small4_f32(in, v0, n, 16);
     const float *wp = (const float *)((const char *)in->weights.data + v0 * 16);
-    const __m512 tiny = _mm512_set1_ps(1e-6f);
+    const __m512 w0 = _mm512_loadu_ps(wp), w1 = _mm512_loadu_ps(wp + 16);
+    const __m512 w2 = _mm512_loadu_ps(wp + 32), w3 = _mm512_loadu_ps(wp + 48);
+    const __m512 a = _mm512_unpacklo_ps(w0, w1), b = _mm512_unpackhi_ps(w0, w1);
+    const __m512 c = _mm512_unpacklo_ps(w2, w3), d = _mm512_unpackhi_ps(w2, w3);
+    __m512 t = _mm512_add_ps(_mm512_shuffle_ps(a, c, _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm512_shuffle_ps(a, c, _MM_SHUFFLE(3, 2, 3, 2)));
+    t = _mm512_add_ps(t, _mm512_shuffle_ps(b, d, _MM_SHUFFLE(1, 0, 1, 0)));
+    t = _mm512_add_ps(t, _mm512_shuffle_ps(b, d, _MM_SHUFFLE(3, 2, 3, 2)));
+    /* "not > 1e-6" also catches NaN */
+    const unsigned lanes = ~(unsigned)_mm512_cmp_ps_mask(t, _mm512_set1_ps(1e-6f), _CMP_GT_OQ) & 0xffffu;
     unsigned small = 0;
-    for (int g = 0; g < 4; ++g) {
-        const __m512 w = _mm512_loadu_ps(wp + 16 * g);
-        __m512 t = _mm512_add_ps(w, _mm512_permute_ps(w, _MM_SHUFFLE(1, 1, 1, 1)));
-        t = _mm512_add_ps(t, _mm512_permute_ps(w, _MM_SHUFFLE(2, 2, 2, 2)));
-        t = _mm512_add_ps(t, _mm512_permute_ps(w, _MM_SHUFFLE(3, 3, 3, 3)));
-        /* lanes 0, 4, 8, 12: vertices 4 g .. 4 g + 3; "not > 1e-6" also catches NaN */
-        unsigned big = _mm512_cmp_ps_mask(t, tiny, _CMP_GT_OQ);
-        unsigned four = (big & 1) | (big >> 3 & 2) | (big >> 6 & 4) | (big >> 9 & 8);
-        small |= (~four & 15u) << (4 * g);
-    }
+    for (int l = 0; lanes && l < 16; ++l) /* rare: back to vertex order */
+        if (lanes >> l & 1) small |= 1u << (4 * (l & 3) + l / 4);
     return small;
 }
 
@@ -588,27 +616,19 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
                            _mm512_setzero_ps()};
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
-        __m512 qp[4], qn[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
-                               _mm512_setzero_ps()};
         if (by_group)
             for (int b = 0; b < 4; ++b)
                 mb[4 * g + b] = lbs16_blend_rows(row + 16 * g + 4 * b, w + 16 * g + 4 * b);
-#pragma GCC unroll 4
-        for (int b = 0; b < 4; ++b) {
-            const int i = 4 * g + b;
-            const __m512 m = mb[i], c = cb[i];
-            const __m512 lo = i <= 5 ? p[0] : p[1], hi = i <= 5 ? p[1] : p[2];
-            qp[b] = _mm512_mul_ps(m, _mm512_mask2_permutex2var_ps(lo, tb->pick[i], 0x0FFF, hi));
-            if (normals) {
-                const __m512 nlo = i <= 5 ? nv[0] : nv[1], nhi = i <= 5 ? nv[1] : nv[2];
-                if (rigid) /* the matrix itself, its translation times 0 */
-                    qn[b] = _mm512_mul_ps(m, _mm512_mask2_permutex2var_ps(nlo, tb->pick0[i], 0x0FFF, nhi));
-                else
-                    qn[b] = _mm512_mul_ps(c, _mm512_mask2_permutex2var_ps(nlo, tb->pick[i], 0x0FFF, nhi));
-            }
+        __m512 col[4];
+        lbs16_columns(col, mb + 4 * g);
+        yp[g] = lbs16_apply(tb, g, col, p, 1);
+        if (normals && rigid) { /* the matrix itself, without its translation */
+            yn[g] = lbs16_apply(tb, g, col, nv, 0);
+        } else if (normals) {
+            __m512 cof[4];
+            lbs16_columns(cof, cb + 4 * g);
+            yn[g] = lbs16_apply(tb, g, cof, nv, 0);
         }
-        yp[g] = lbs16_sum_blocks(qp);
-        if (normals) yn[g] = lbs16_sum_blocks(qn);
     }
     __m512 out[3];
     for (int r = 0; r < 3; ++r) {
