@@ -655,6 +655,8 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
         if (task.f32) {
             FILL_JOB(j32)
             j32.prepared = (const float *)pf;
+            if (method <= 1 && nrm) /* rigid and LBS normals: see sk_lbs_cof_is_matrix */
+                j32.cof_matrix = sk_lbs_cof_is_matrix_f32(j32.prepared, J) ? 1 : -1;
             if (signs) {
                 sk_dqs_signs_f32(dqs_sign, j32.prepared + qfirst, qstride, J);
                 j32.dqs_sign = dqs_sign;
@@ -663,6 +665,8 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
         } else {
             FILL_JOB(j64)
             j64.prepared = (const double *)pf;
+            if (method <= 1 && nrm)
+                j64.cof_matrix = sk_lbs_cof_is_matrix_f64(j64.prepared, J) ? 1 : -1;
             if (signs) {
                 sk_dqs_signs_f64(dqs_sign, j64.prepared + qfirst, qstride, J);
                 j64.dqs_sign = dqs_sign;

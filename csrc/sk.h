@@ -183,6 +183,10 @@ typedef struct sk_skin_job_f32 {
                                            * sk_dqs_signs_f32 of the joints' quaternions,
                                            * computed once per frame; NULL: the SIMD kernels
                                            * compute it for each range they get */
+    int cof_matrix;                       /* LBS normals: 1 when every joint's cofactor is its
+                                           * 3x3 (sk_lbs_cof_is_matrix), so that the SIMD
+                                           * kernels blend normals with the matrices; -1 when
+                                           * not; 0: they check for each range they get */
 } sk_skin_job_f32;
 
 typedef struct sk_skin_job_f64 {
@@ -199,6 +203,7 @@ typedef struct sk_skin_job_f64 {
     sk_stream blend;
     int stream;
     const float *dqs_sign; /* sk_dqs_signs_f64 (float +-1: a double weight times it is exact) */
+    int cof_matrix;
 } sk_skin_job_f64;
 
 /* Calls of at least this many vertices (96 KB per float32 output stream, past L1 and a good
@@ -220,6 +225,17 @@ typedef struct sk_skin_job_f64 {
 #define SK_DQS_PREPARED_SIZE 21 /* 8 (dual quaternion) + 12 (scale affine) + 1 (has scale) */
 sk_result sk_lbs_prepare_f32(float *prepared, const float *palette, int64_t n_joints, int64_t *bad);
 sk_result sk_lbs_prepare_f64(double *prepared, const double *palette, int64_t n_joints, int64_t *bad);
+/* Whether every joint's cofactor equals its 3x3 to within SK_COF_TOL_F32 / _F64 (a rotation:
+ * cof(R) = R), in sk_lbs_prepare's table.  Then normals can be blended with the matrices
+ * themselves, which halves the blending work; the difference is rounding (a few ulps), far
+ * inside the kernels' tolerance.  float32: two units in the last place of 1.  float64: 1e-13,
+ * since a float64 rotation's cofactors, computed from its rounded entries, are off by several
+ * units in the last place (7.8e-16 for the benchmark's palette); blending normals with the
+ * matrix then moves them by about 1e-13, far inside float64's 1e-12. */
+#define SK_COF_TOL_F32 2.4e-7f
+#define SK_COF_TOL_F64 1e-13
+int sk_lbs_cof_is_matrix_f32(const float *prepared, int64_t n_joints);
+int sk_lbs_cof_is_matrix_f64(const double *prepared, int64_t n_joints);
 /* DQS's hemisphere signs for small J: sign[p J + j] = -1 when joint j's rotation must flip to
  * join pivot p's hemisphere (the scalar kernel's dot product test, in the kernel's type), else
  * 1; J <= 64.  `quats`: joint 0's real quaternion (x, y, z, w) in a table of `stride` elements

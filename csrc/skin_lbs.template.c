@@ -89,6 +89,19 @@ sk_result SK_FN(sk_lbs_prepare)(SK_T *prepared, const SK_T *palette, int64_t n_j
     return SK_OK;
 }
 
+int SK_FN(sk_lbs_cof_is_matrix)(const SK_T *prepared, int64_t n_joints)
+{
+    const SK_T tol = SK_IS_F32 ? (SK_T)SK_COF_TOL_F32 : (SK_T)SK_COF_TOL_F64;
+    for (int64_t j = 0; j < n_joints; ++j)
+        for (int c = 0; c < 3; ++c)
+            for (int r = 0; r < 3; ++r) {
+                const SK_T *p = prepared + SK_LBS_PREPARED_SIZE * j + 4 * c + r;
+                SK_T d = p[0] - p[16];
+                if (!(d <= tol && d >= -tol)) return 0;
+            }
+    return 1;
+}
+
 /* One vertex (sk_lbs_eval, skin_common.template.h). */
 static void SK_FN(lbs_vertex)(const SK_JOB *job, int64_t v)
 {

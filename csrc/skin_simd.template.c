@@ -310,37 +310,10 @@ SK_ALWAYS_INLINE void offsets_k(int32_t *off, const sk_influences *in, int64_t v
     }
 }
 
-/* Whether every joint's cofactor equals its 3x3 to within `tol` (a rotation: cof(R) = R).  Then
- * normals can be blended with the matrices themselves, which halves the blending work; the
- * difference is rounding (a few ulps), far inside the kernels' tolerance. */
-SK_ALWAYS_INLINE int cof_is_matrix_f32(const float *prep, int64_t n_joints, float tol)
-{
-    for (int64_t j = 0; j < n_joints; ++j)
-        for (int c = 0; c < 3; ++c)
-            for (int r = 0; r < 3; ++r) {
-                float d = prep[32 * j + 4 * c + r] - prep[32 * j + 16 + 4 * c + r];
-                if (!(d <= tol && d >= -tol)) return 0;
-            }
-    return 1;
-}
-
-SK_ALWAYS_INLINE int cof_is_matrix_f64(const double *prep, int64_t n_joints, double tol)
-{
-    for (int64_t j = 0; j < n_joints; ++j)
-        for (int c = 0; c < 3; ++c)
-            for (int r = 0; r < 3; ++r) {
-                double d = prep[32 * j + 4 * c + r] - prep[32 * j + 16 + 4 * c + r];
-                if (!(d <= tol && d >= -tol)) return 0;
-            }
-    return 1;
-}
-
-/* Tolerances for cof_is_matrix.  float32: two units in the last place of 1.  float64: 1e-13,
- * since a float64 rotation's cofactors, computed from its rounded entries, are off by several
- * units in the last place (7.8e-16 for the benchmark's palette); blending normals with the
- * matrix then moves them by about 1e-13, far inside float64's 1e-12. */
-#define SK_COF_TOL_F32 2.4e-7f
-#define SK_COF_TOL_F64 1e-13
+/* Whether every joint's cofactor is its 3x3 (sk_lbs_cof_is_matrix): from the job when its
+ * caller checked once per frame, else checked here, once per range. */
+#define SIMD_COF_IS_MATRIX(job, FN)                                                              \
+    ((job)->cof_matrix ? (job)->cof_matrix > 0 : FN((job)->prepared, (job)->n_joints))
 
 /* ==========================================================================================
  * float32 LBS, AVX-512: 16 vertices per block, one vertex's blended 3x4 per zmm register.
@@ -689,7 +662,7 @@ SK_ALWAYS_INLINE void lbs16_range(const sk_skin_job_f32 *job, int64_t begin, int
 {
     lbs16_tables tb;
     lbs16_make_tables(&tb);
-    const int rigid = job->normals.data && cof_is_matrix_f32(job->prepared, job->n_joints, SK_COF_TOL_F32);
+    const int rigid = job->normals.data && SIMD_COF_IS_MATRIX(job, sk_lbs_cof_is_matrix_f32);
     if (!packed_job(&job->positions, &job->out_positions, &job->normals, &job->out_normals, 4)) {
         for (int64_t v = begin; v < end; v += 16)
             lbs16_part(job, &tb, v, end - v < 16 ? end - v : 16, rigid, it, kk, wt);
@@ -1000,7 +973,7 @@ SK_ALWAYS_INLINE void lbs4d_store(double *out, const __m256d y[4])
 }
 
 /* As lbs16_block for 4 vertices of doubles; `rigid`: every joint's cofactor is its 3x3
- * (cof_is_matrix), so normals take the blended matrix and no cofactor is blended. */
+ * (sk_lbs_cof_is_matrix), so normals take the blended matrix and no cofactor is blended. */
 SK_ALWAYS_INLINE void lbs4d_block(const sk_skin_job_f64 *job, int64_t v0, int n, const double *pin,
                                   const double *nin, double *pout, double *nout, int rigid,
                                   sk_index_type it, int64_t kk, sk_weight_type wt)
@@ -1085,7 +1058,7 @@ SK_ALWAYS_INLINE void lbs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
                                   sk_index_type it, int64_t kk, sk_weight_type wt)
 {
     const int normals = job->normals.data != NULL;
-    const int rigid = normals && cof_is_matrix_f64(job->prepared, job->n_joints, SK_COF_TOL_F64);
+    const int rigid = normals && SIMD_COF_IS_MATRIX(job, sk_lbs_cof_is_matrix_f64);
     int64_t v = begin;
     if (packed_job(&job->positions, &job->out_positions, &job->normals, &job->out_normals, 8)) {
         const double *pin = (const double *)job->positions.data;
