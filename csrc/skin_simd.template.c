@@ -488,29 +488,48 @@ SK_ALWAYS_INLINE unsigned small4_f32(const sk_influences *in, int64_t v0, int n,
 }
 
 
-/* small4_f32 for a whole block of contiguous (V, 4) float weights: the block's 4 x 16 weights
- * transposed (slot k of the 16 vertices in one register, vertex 4 q + b in lane 4 b + q), then
- * the sums ((w0 + w1) + w2) + w3 of all 16 at once: the same operations in the same order as
- * small4_f32, so the same decisions. */
+/* Four registers of four 4-float blocks: element k of block b of register g <-> element g of
+ * block b of register k (its own inverse).  Four rows of 4 per register (one vertex's slots)
+ * become one register per slot, vertex 4 q + b in lane 4 b + q. */
+SK_ALWAYS_INLINE void transpose_blocks16(__m512 r[4])
+{
+    const __m512 a = _mm512_unpacklo_ps(r[0], r[1]), b = _mm512_unpackhi_ps(r[0], r[1]);
+    const __m512 c = _mm512_unpacklo_ps(r[2], r[3]), d = _mm512_unpackhi_ps(r[2], r[3]);
+    r[0] = _mm512_shuffle_ps(a, c, _MM_SHUFFLE(1, 0, 1, 0));
+    r[1] = _mm512_shuffle_ps(a, c, _MM_SHUFFLE(3, 2, 3, 2));
+    r[2] = _mm512_shuffle_ps(b, d, _MM_SHUFFLE(1, 0, 1, 0));
+    r[3] = _mm512_shuffle_ps(b, d, _MM_SHUFFLE(3, 2, 3, 2));
+}
+
+/* Lane l of transpose_blocks16's slot registers -> bit of vertex 4 (l % 4) + l / 4. */
+SK_ALWAYS_INLINE unsigned lanes_to_vertices16(unsigned lanes)
+{
+    unsigned bits = 0;
+    for (int l = 0; lanes && l < 16; ++l) /* rare: only where some lane is set */
+        if (lanes >> l & 1) bits |= 1u << (4 * (l & 3) + l / 4);
+    return bits;
+}
+
+/* Bit i set for each of 16 vertices whose weights sum to <= 1e-6 (or NaN), from their slots
+ * w[k] (transpose_blocks16's layout): the sums ((w0 + w1) + w2) + w3, the same operations in
+ * the same order as small4_f32, so the same decisions. */
+SK_ALWAYS_INLINE unsigned small16(const __m512 w[4])
+{
+    const __m512 t = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(w[0], w[1]), w[2]), w[3]);
+    return lanes_to_vertices16(
+        ~(unsigned)_mm512_cmp_ps_mask(t, _mm512_set1_ps(1e-6f), _CMP_GT_OQ) & 0xffffu);
+}
+
+/* small4_f32 for a whole block of contiguous (V, 4) float weights. */
 SK_ALWAYS_INLINE unsigned lbs16_small4(const sk_influences *in, int64_t v0, int n)
 {
     if (n < 16 || in->weights.row != 16 || in->weights.elem != 4)
         return small4_f32(in, v0, n, 16);
     const float *wp = (const float *)((const char *)in->weights.data + v0 * 16);
-    const __m512 w0 = _mm512_loadu_ps(wp), w1 = _mm512_loadu_ps(wp + 16);
-    const __m512 w2 = _mm512_loadu_ps(wp + 32), w3 = _mm512_loadu_ps(wp + 48);
-    const __m512 a = _mm512_unpacklo_ps(w0, w1), b = _mm512_unpackhi_ps(w0, w1);
-    const __m512 c = _mm512_unpacklo_ps(w2, w3), d = _mm512_unpackhi_ps(w2, w3);
-    __m512 t = _mm512_add_ps(_mm512_shuffle_ps(a, c, _MM_SHUFFLE(1, 0, 1, 0)),
-                             _mm512_shuffle_ps(a, c, _MM_SHUFFLE(3, 2, 3, 2)));
-    t = _mm512_add_ps(t, _mm512_shuffle_ps(b, d, _MM_SHUFFLE(1, 0, 1, 0)));
-    t = _mm512_add_ps(t, _mm512_shuffle_ps(b, d, _MM_SHUFFLE(3, 2, 3, 2)));
-    /* "not > 1e-6" also catches NaN */
-    const unsigned lanes = ~(unsigned)_mm512_cmp_ps_mask(t, _mm512_set1_ps(1e-6f), _CMP_GT_OQ) & 0xffffu;
-    unsigned small = 0;
-    for (int l = 0; lanes && l < 16; ++l) /* rare: back to vertex order */
-        if (lanes >> l & 1) small |= 1u << (4 * (l & 3) + l / 4);
-    return small;
+    __m512 w[4];
+    for (int g = 0; g < 4; ++g) w[g] = _mm512_loadu_ps(wp + 16 * g);
+    transpose_blocks16(w);
+    return small16(w);
 }
 
 /* One vertex's blend in the common case (glTF's layout, a rigid palette): K = 4 contiguous
@@ -1349,6 +1368,100 @@ SK_ALWAYS_INLINE unsigned dqs8_blends(__m256 q[8], const sk_skin_job_f32 *job, i
     return copy;
 }
 
+#ifdef __AVX512F__
+/* K = 4 contiguous float weights on AVX-512: the weight sums, pivots, hemisphere signs and
+ * signed weights of 16 vertices at once in registers (dqs16_stage), so that each vertex's
+ * blend is four multiply-adds of a broadcast weight.  The same decisions and products as
+ * dqs8_blend: the pivot is the largest weight, ties to the smallest joint; the sign is
+ * sign[pivot][joint] (a bit table here, looked up by permutes); a weight times -1 is its sign
+ * bit flipped. */
+typedef struct {
+    __m512i lo[4], hi[4]; /* bit j of pivot p's row (sign -1): lo[p / 16] lane p % 16 for
+                           * j < 32, hi for j >= 32 */
+} dqs16_signs;
+
+SK_ALWAYS_INLINE void dqs16_sign_bits(dqs16_signs *sb, const float *sign, int64_t n_joints)
+{
+    uint32_t lo[SK_DQS_SIGN_MAX_J] = {0}, hi[SK_DQS_SIGN_MAX_J] = {0};
+    for (int64_t p = 0; p < n_joints; ++p) {
+        uint64_t bits = 0;
+        for (int64_t j = 0; j < n_joints; j += 16) {
+            const __mmask16 in = (__mmask16)(n_joints - j >= 16 ? 0xffffu : (1u << (n_joints - j)) - 1);
+            const __m512 row = _mm512_maskz_loadu_ps(in, sign + p * n_joints + j);
+            bits |= (uint64_t)_mm512_mask_cmp_ps_mask(in, row, _mm512_setzero_ps(), _CMP_LT_OQ) << j;
+        }
+        lo[p] = (uint32_t)bits;
+        hi[p] = (uint32_t)(bits >> 32);
+    }
+    for (int i = 0; i < 4; ++i) {
+        sb->lo[i] = _mm512_loadu_si512(lo + 16 * i);
+        sb->hi[i] = _mm512_loadu_si512(hi + 16 * i);
+    }
+}
+
+typedef struct {
+    float ws[4][16];  /* slot k's signed weight of vertex i: ws[k][4 (i % 4) + i / 4] */
+    int32_t off[64];  /* the joints, vertex-major (offsets_k) */
+    unsigned copy;    /* vertices whose weights sum to <= 1e-6 (or NaN) */
+} dqs16_stage;
+
+SK_ALWAYS_INLINE void dqs16_stage_make(dqs16_stage *st, const sk_skin_job_f32 *job, int64_t v0,
+                                       sk_index_type it, const dqs16_signs *sb)
+{
+    offsets_k(st->off, &job->influences, v0, 16, it, job->n_joints, 1, 4);
+    const float *wp = (const float *)job->influences.weights.data + 4 * v0;
+    __m512 w[4], jf[4];
+    for (int g = 0; g < 4; ++g) {
+        w[g] = _mm512_loadu_ps(wp + 16 * g);
+        jf[g] = _mm512_castsi512_ps(_mm512_loadu_si512(st->off + 16 * g));
+    }
+    transpose_blocks16(w);
+    transpose_blocks16(jf);
+    __m512i j[4];
+    for (int k = 0; k < 4; ++k) j[k] = _mm512_castps_si512(jf[k]);
+    st->copy = small16(w); /* dqs8_blend's sums */
+    /* the pivot: the smallest joint among the slots holding the largest weight; slot 0's
+     * joint where none compares equal (NaN weights: such a vertex is copied) */
+    const __m512 top = _mm512_max_ps(_mm512_max_ps(w[0], w[1]), _mm512_max_ps(w[2], w[3]));
+    const __m512i none = _mm512_set1_epi32(INT32_MAX);
+    __m512i pivot = none;
+    for (int k = 0; k < 4; ++k)
+        pivot = _mm512_min_epi32(pivot, _mm512_mask_mov_epi32(
+                                            none, _mm512_cmp_ps_mask(w[k], top, _CMP_EQ_OQ), j[k]));
+    pivot = _mm512_mask_mov_epi32(pivot, _mm512_cmpeq_epi32_mask(pivot, none), j[0]);
+    /* the pivots' rows of sign bits (joints 0-31 and 32-63), then each slot's bit moved to
+     * bit 31 and flipped into its weight's sign */
+    const __m512i n32 = _mm512_set1_epi32(32);
+    const __mmask16 upper = _mm512_cmpge_epi32_mask(pivot, n32);
+    const __m512i lo = _mm512_mask_mov_epi32(_mm512_permutex2var_epi32(sb->lo[0], pivot, sb->lo[1]),
+                                             upper, _mm512_permutex2var_epi32(sb->lo[2], pivot, sb->lo[3]));
+    const __m512i hi = _mm512_mask_mov_epi32(_mm512_permutex2var_epi32(sb->hi[0], pivot, sb->hi[1]),
+                                             upper, _mm512_permutex2var_epi32(sb->hi[2], pivot, sb->hi[3]));
+    for (int k = 0; k < 4; ++k) { /* a shift by 32 or more (or "negative") gives 0 */
+        const __m512i bit = _mm512_or_si512(_mm512_srlv_epi32(lo, j[k]),
+                                            _mm512_srlv_epi32(hi, _mm512_sub_epi32(j[k], n32)));
+        _mm512_storeu_ps(st->ws[k], _mm512_xor_ps(w[k], _mm512_castsi512_ps(_mm512_slli_epi32(bit, 31))));
+    }
+}
+
+/* Vertices 8 h .. 8 h + 7 of a stage: dqs8_blend's multiply-adds; returns their copy bits. */
+SK_ALWAYS_INLINE unsigned dqs16_blends(__m256 q[8], const sk_skin_job_f32 *job,
+                                       const dqs16_stage *st, int h)
+{
+    const float *prep = job->prepared;
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+        const int v = 8 * h + i, lane = 4 * (v & 3) + v / 4;
+        __m256 acc = _mm256_setzero_ps();
+        for (int k = 0; k < 4; ++k)
+            acc = _mm256_fmadd_ps(_mm256_broadcast_ss(&st->ws[k][lane]),
+                                  _mm256_loadu_ps(prep + SK_DQS_PREPARED_SIZE * st->off[4 * v + k]), acc);
+        q[i] = acc;
+    }
+    return st->copy >> (8 * h) & 0xffu;
+}
+#endif
+
 /* The rest of a block from its blends (q is overwritten): inputs pin / nin and outputs pout /
  * nout hold 24 floats each (nin, nout NULL without normals). */
 SK_ALWAYS_INLINE void dqs8_finish(__m256 q[8], unsigned copy, const float *pin, const float *nin,
@@ -1437,6 +1550,24 @@ SK_ALWAYS_INLINE void dqs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
         /* pipelined: the next block's blends are issued before this block's finish, so that
          * out-of-order execution overlaps the two (the blends read no positions or normals,
          * so outputs over the inputs stay safe) */
+#ifdef __AVX512F__
+        if (kk == 4 && sign && job->influences.weights.row == 16 &&
+            job->influences.weights.elem == 4) {
+            dqs16_signs sb;
+            dqs16_sign_bits(&sb, sign, job->n_joints);
+            for (; v + 16 <= end; v += 16) {
+                dqs16_stage st;
+                dqs16_stage_make(&st, job, v, it, &sb);
+                for (int h = 0; h < 2; ++h) {
+                    __m256 q[8];
+                    const unsigned copy = dqs16_blends(q, job, &st, h);
+                    const int64_t u = v + 8 * h;
+                    dqs8_finish(q, copy, pin + 3 * u, normals ? nin + 3 * u : NULL, pout + 3 * u,
+                                normals ? nout + 3 * u : NULL);
+                }
+            }
+        }
+#endif
         if (v + 8 <= end) {
             __m256 q[8], next[8];
             unsigned copy = dqs8_blends(q, job, v, 8, sign, it, kk, wt), copy_next;

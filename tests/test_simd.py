@@ -13,6 +13,7 @@ import pytest
 import skinkit as sk
 from skinkit import _core
 from skinkit import reference as ref
+from skinkit import transforms as tf
 
 PATHS = _core.simd_paths()
 INDEX_DTYPES = [np.uint8, np.uint16, np.uint32, np.int32, np.int64]
@@ -174,6 +175,35 @@ def test_dqs_many_joints_and_scaled_palettes(path, dtype, influences, random_pal
         piv = rng.normal(size=(J, 3))
         p = sk.dqs(P.astype(dtype), idx, w, pal, pivots=piv)
         assert_skin_close(p, ref.dqs(P, idx, w, pal, pivots=piv), P, pal, TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("joints", [(0, 1, 2), (5, 36, 33), (40, 2, 7)])
+def test_dqs_tie_goes_to_the_smallest_joint(path, dtype, joints, random_palette,
+                                            assert_skin_close):
+    """Two slots holding the largest weight: the pivot is the smaller joint (DESIGN.md section
+    2).  Here it decides the result, not only its rounding: joints b and c (rotations of +-100
+    degrees about z) lie in opposite hemispheres, a (the identity) in both of theirs.  Joints on
+    both sides of 32 (the kernels' sign bit rows), the slots in every order."""
+    rng = np.random.default_rng(sum(joints))
+    a, b, c = joints
+    V, J = 96, 41
+    pal = random_palette(rng, J)
+    for j, angle in ((a, 0.0), (b, 1.745), (c, -1.745)):
+        pal[j, :3, :3] = tf.rotvec([0.0, 0.0, angle])[:3, :3]
+    P = rng.normal(size=(V, 3)) * 3
+    idx = np.empty((V, 4), np.uint16)
+    w = np.empty((V, 4), dtype)
+    for v in range(V):
+        order = rng.permutation(4)
+        idx[v, order] = [a, b, c, rng.integers(J)]
+        w[v, order] = [0.25, 0.375, 0.375, 0.0]
+    got = sk.dqs(P.astype(dtype), idx, w, pal)
+    assert_skin_close(got, ref.dqs(P, idx, w, pal), P, pal, TOL[dtype])
+    # the other pivot gives another result: a tie rule that picks it fails above
+    other = w.astype(np.float64)
+    other[idx == max(b, c)] += 1e-9
+    assert np.abs(ref.dqs(P, idx, other, pal) - ref.dqs(P, idx, w, pal)).max() > 0.1
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
