@@ -646,7 +646,7 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
         J_.normal_rule = normal_rule ? SK_NORMALS_BLEND : SK_NORMALS_JOINT;                      \
         J_.centers = cstream;                                                                    \
         J_.blend = bstream;                                                                      \
-        J_.stream = V >= SK_STREAM_MIN;
+        J_.stream = V >= (t == NPY_FLOAT32 ? SK_STREAM_MIN : SK_STREAM_MIN_F64);
         /* DQS's hemisphere signs, once per frame rather than per range; for CoR and blend from
          * the DQS block of sk_cor_prepare's records */
         const int signs = method >= 2 && J <= SK_DQS_SIGN_MAX_J;
@@ -1211,7 +1211,8 @@ static PyObject *py_centers_of_rotation(PyObject *self, PyObject *args)
 
 static PyObject *py_build_info(PyObject *self, PyObject *noargs)
 {
-    return Py_BuildValue("{s:s,s:s,s:i,s:s}", "compiler",
+    /* stream_min_*: calls of at least this many vertices write non-temporal stores (sk.h) */
+    return Py_BuildValue("{s:s,s:s,s:i,s:s,s:n,s:n}", "compiler",
 #if defined(__clang__)
                          "clang " __clang_version__,
 #elif defined(__GNUC__)
@@ -1220,7 +1221,9 @@ static PyObject *py_build_info(PyObject *self, PyObject *noargs)
                          "unknown",
 #endif
                          "numpy_build_api", SK_NUMPY_TARGET, "c_standard",
-                         (int)(__STDC_VERSION__), "build_date", __DATE__);
+                         (int)(__STDC_VERSION__), "build_date", __DATE__, "stream_min_float32",
+                         (Py_ssize_t)SK_STREAM_MIN, "stream_min_float64",
+                         (Py_ssize_t)SK_STREAM_MIN_F64);
 }
 
 static PyMethodDef methods[] = {

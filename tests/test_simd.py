@@ -334,7 +334,7 @@ def test_large_outputs_misaligned_and_aligned(path, dtype, unit_rows, influences
                                               assert_skin_close):
     """Above the non-temporal store threshold, with outputs at every alignment."""
     rng = np.random.default_rng(5)
-    V, J = 66_000 + 13, 64
+    V, J = _core.build_info()[f"stream_min_{np.dtype(dtype).name}"] + 13, 64
     P = rng.normal(size=(V, 3)).astype(dtype)
     N = unit_rows(rng, V).astype(dtype)
     idx, w = influences(rng, V, J, 4, np.uint16, dtype, zero_rows=[3, V - 2])
