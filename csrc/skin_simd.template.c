@@ -1484,15 +1484,35 @@ SK_ALWAYS_INLINE void dqs16_sign_bits(dqs16_signs *sb, const float *sign, int64_
 }
 
 typedef struct {
-    float ws[4][16];  /* slot k's signed weight of vertex i: ws[k][4 (i % 4) + i / 4] */
-    int32_t off[64];  /* the joints, vertex-major (offsets_k) */
-    unsigned copy;    /* vertices whose weights sum to <= 1e-6 (or NaN) */
+    float ws[4][16];       /* slot k's signed weight of vertex i: ws[k][4 (i % 4) + i / 4] */
+    int32_t off[64];       /* the joints, vertex-major (offsets_k) */
+    const float *row[64];  /* their dual quaternions, in the range's dqs16_quats */
+    unsigned copy;         /* vertices whose weights sum to <= 1e-6 (or NaN) */
 } dqs16_stage;
 
+/* The joints' dual quaternions (the first 8 floats of sk_dqs_prepare's 21 per joint) copied to
+ * a table of 32-byte rows: a vertex's blend then loads whole aligned rows (at a stride of 21
+ * floats half the rows cross a cache line), through pointers (no index register). */
+typedef struct {
+    __attribute__((aligned(32))) float q[SK_DQS_SIGN_MAX_J][8];
+} dqs16_quats;
+
+SK_ALWAYS_INLINE void dqs16_quats_make(dqs16_quats *t, const float *prepared, int64_t n_joints)
+{
+    for (int64_t j = 0; j < n_joints; ++j)
+        _mm256_store_ps(t->q[j], _mm256_loadu_ps(prepared + SK_DQS_PREPARED_SIZE * j));
+}
+
 SK_ALWAYS_INLINE void dqs16_stage_make(dqs16_stage *st, const sk_skin_job_f32 *job, int64_t v0,
-                                       sk_index_type it, const dqs16_signs *sb)
+                                       sk_index_type it, const dqs16_signs *sb,
+                                       const dqs16_quats *qt)
 {
     offsets_k(st->off, &job->influences, v0, 16, it, job->n_joints, 1, 4);
+    const __m512i base = _mm512_set1_epi64((int64_t)(uintptr_t)qt->q[0]);
+    for (int g = 0; g < 8; ++g) /* row = q[0] + 32 bytes x joint */
+        _mm512_storeu_si512((void *)(st->row + 8 * g),
+                            _mm512_add_epi64(base, _mm512_slli_epi64(_mm512_cvtepi32_epi64(
+                                _mm256_loadu_si256((const __m256i *)(st->off + 8 * g))), 5)));
     const float *wp = (const float *)job->influences.weights.data + 4 * v0;
     __m512 w[4], jf[4];
     for (int g = 0; g < 4; ++g) {
@@ -1529,17 +1549,15 @@ SK_ALWAYS_INLINE void dqs16_stage_make(dqs16_stage *st, const sk_skin_job_f32 *j
 }
 
 /* Vertices 8 h .. 8 h + 7 of a stage: dqs8_blend's multiply-adds; returns their copy bits. */
-SK_ALWAYS_INLINE unsigned dqs16_blends(__m256 q[8], const sk_skin_job_f32 *job,
-                                       const dqs16_stage *st, int h)
+SK_ALWAYS_INLINE unsigned dqs16_blends(__m256 q[8], const dqs16_stage *st, int h)
 {
-    const float *prep = job->prepared;
 #pragma GCC unroll 8
     for (int i = 0; i < 8; ++i) {
         const int v = 8 * h + i, lane = 4 * (v & 3) + v / 4;
         __m256 acc = _mm256_setzero_ps();
         for (int k = 0; k < 4; ++k)
             acc = _mm256_fmadd_ps(_mm256_broadcast_ss(&st->ws[k][lane]),
-                                  _mm256_loadu_ps(prep + SK_DQS_PREPARED_SIZE * st->off[4 * v + k]), acc);
+                                  _mm256_load_ps(st->row[4 * v + k]), acc);
         q[i] = acc;
     }
     return st->copy >> (8 * h) & 0xffu;
@@ -1638,13 +1656,15 @@ SK_ALWAYS_INLINE void dqs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
         if (kk == 4 && sign && job->influences.weights.row == 16 &&
             job->influences.weights.elem == 4) {
             dqs16_signs sb;
+            dqs16_quats qt;
             dqs16_sign_bits(&sb, sign, job->n_joints);
+            dqs16_quats_make(&qt, job->prepared, job->n_joints);
             for (; v + 16 <= end; v += 16) {
                 dqs16_stage st;
-                dqs16_stage_make(&st, job, v, it, &sb);
+                dqs16_stage_make(&st, job, v, it, &sb, &qt);
                 for (int h = 0; h < 2; ++h) {
                     __m256 q[8];
-                    const unsigned copy = dqs16_blends(q, job, &st, h);
+                    const unsigned copy = dqs16_blends(q, &st, h);
                     const int64_t u = v + 8 * h;
                     dqs8_finish(q, copy, pin + 3 * u, normals ? nin + 3 * u : NULL, pout + 3 * u,
                                 normals ? nout + 3 * u : NULL);
