@@ -203,7 +203,7 @@ typedef struct sk_skin_job_f64 {
     sk_stream blend;
     int stream;
     const float *dqs_sign; /* sk_dqs_signs_f64 (float +-1: a double weight times it is exact) */
-    int cof_matrix;
+    int cof_matrix;        /* as in sk_skin_job_f32 (sk_lbs_cof_is_matrix_f64) */
 } sk_skin_job_f64;
 
 /* Calls of at least this many vertices (96 KB per float32 output stream, past L1 and a good
