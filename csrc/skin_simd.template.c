@@ -324,6 +324,37 @@ SK_ALWAYS_INLINE void offsets_k(int32_t *off, const sk_influences *in, int64_t v
     }
 }
 
+/* offsets_k for the 16 slots of 4 vertices with K = 4: for contiguous narrow indices one
+ * vector load, widen, compare and multiply.  (The compiler unrolls offsets_k's 16-slot loop
+ * into scalar code, about 5 instructions a slot.) */
+SK_ALWAYS_INLINE void offsets4x4(int32_t *off, const sk_influences *in, int64_t v0, int n,
+                                 sk_index_type it, int64_t n_joints, int32_t stride)
+{
+    const ptrdiff_t is = index_size(it);
+    const int narrow = it == SK_INDEX_U8 || it == SK_INDEX_U16 || it == SK_INDEX_U32 ||
+                       it == SK_INDEX_I32;
+    if (n < 4 || !narrow || in->indices.row != 4 * is || in->indices.elem != is) {
+        offsets_k(off, in, v0, n, it, n_joints, stride, 4);
+        return;
+    }
+    const char *ip = (const char *)in->indices.data + v0 * in->indices.row;
+    /* ymm also with AVX-512: the float64 kernels use no zmm (a 512-bit multiply in their loop
+     * measured 20% slower, the core's lower AVX-512 clock) */
+    const __m256i last = _mm256_set1_epi32((int32_t)n_joints - 1), s = _mm256_set1_epi32(stride);
+    for (int h = 0; h < 2; ++h) {
+        __m256i j;
+        switch (it) {
+        case SK_INDEX_U8: j = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(ip + 8 * h))); break;
+        case SK_INDEX_U16: j = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(ip + 16 * h))); break;
+        default: j = _mm256_loadu_si256((const __m256i *)(ip + 32 * h)); break;
+        }
+        /* j <= J - 1 unsigned: min(j, J - 1) == j */
+        const __m256i in_range = _mm256_cmpeq_epi32(_mm256_min_epu32(j, last), j);
+        _mm256_storeu_si256((__m256i *)(off + 8 * h),
+                            _mm256_and_si256(in_range, _mm256_mullo_epi32(j, s)));
+    }
+}
+
 /* Whether every joint's cofactor is its 3x3 (sk_lbs_cof_is_matrix): from the job when its
  * caller checked once per frame, else checked here, once per range. */
 #define SIMD_COF_IS_MATRIX(job, FN)                                                              \
@@ -989,8 +1020,8 @@ void SK_ISA(sk_rigid, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t e
  * ======================================================================================== */
 
 SK_ALWAYS_INLINE double lbs4d_blend(__m256d m[4], __m256d c[3], const sk_skin_job_f64 *job,
-                                    int64_t v, sk_index_type it, int64_t kk, sk_weight_type wt,
-                                    int normals)
+                                    int64_t v, const int32_t *off, sk_index_type it, int64_t kk,
+                                    sk_weight_type wt, int normals)
 {
     if (kk == SIMD_RIGID) { /* one joint, weight 1; j < 0 or >= J: copied */
         const int64_t j = simd_index((const char *)job->rigid_indices.data +
@@ -1014,10 +1045,16 @@ SK_ALWAYS_INLINE double lbs4d_blend(__m256d m[4], __m256d c[3], const sk_skin_jo
     for (int64_t k = 0; k < K; ++k) {
         double w;
         int64_t j;
-        SIMD_SLOT(simd_weight_f64, in, ip, wp, k, it, wt, job->n_joints, w, j);
-        const double *pj = job->prepared + SK_LBS_PREPARED_SIZE * j;
+        const double *pj;
+        if (kk == 4) { /* float weights, joints from offsets_k, sums from small4_f64 */
+            w = *(const double *)(wp + k * in->weights.elem);
+            pj = job->prepared + off[k];
+        } else {
+            SIMD_SLOT(simd_weight_f64, in, ip, wp, k, it, wt, job->n_joints, w, j);
+            pj = job->prepared + SK_LBS_PREPARED_SIZE * j;
+        }
         const __m256d wv = _mm256_set1_pd(w);
-        total += w;
+        if (kk != 4) total += w;
         m0 = _mm256_fmadd_pd(wv, _mm256_loadu_pd(pj), m0);
         m1 = _mm256_fmadd_pd(wv, _mm256_loadu_pd(pj + 4), m1);
         m2 = _mm256_fmadd_pd(wv, _mm256_loadu_pd(pj + 8), m2);
@@ -1031,6 +1068,37 @@ SK_ALWAYS_INLINE double lbs4d_blend(__m256d m[4], __m256d c[3], const sk_skin_jo
     m[0] = m0, m[1] = m1, m[2] = m2, m[3] = m3;
     if (normals) c[0] = c0, c[1] = c1, c[2] = c2;
     return total;
+}
+
+/* small4_f32 for 4 vertices of float64 weights (bit i: vertex v0 + i's sum <= 1e-6, or i >= n).
+ * Contiguous (V, 4) rows are transposed and summed in one register, the same operations in
+ * the same order. */
+SK_ALWAYS_INLINE unsigned small4_f64(const sk_influences *in, int64_t v0, int n)
+{
+    const char *wp = (const char *)in->weights.data + v0 * in->weights.row;
+    if (n < 4 || in->weights.row != 32 || in->weights.elem != 8) {
+        unsigned small = 0;
+        for (int i = 0; i < 4; ++i) {
+            if (i >= n) {
+                small |= 1u << i;
+                continue;
+            }
+            const char *r = wp + i * in->weights.row;
+            double t = *(const double *)r;
+            for (int k = 1; k < 4; ++k) t += *(const double *)(r + k * in->weights.elem);
+            small |= (unsigned)!(t > 1e-6) << i;
+        }
+        return small;
+    }
+    const double *w = (const double *)wp;
+    const __m256d r0 = _mm256_loadu_pd(w), r1 = _mm256_loadu_pd(w + 4),
+                  r2 = _mm256_loadu_pd(w + 8), r3 = _mm256_loadu_pd(w + 12);
+    const __m256d a = _mm256_unpacklo_pd(r0, r1), b = _mm256_unpackhi_pd(r0, r1); /* slots 0 2, 1 3 */
+    const __m256d c = _mm256_unpacklo_pd(r2, r3), d = _mm256_unpackhi_pd(r2, r3);
+    const __m256d w0 = _mm256_permute2f128_pd(a, c, 0x20), w2 = _mm256_permute2f128_pd(a, c, 0x31);
+    const __m256d w1 = _mm256_permute2f128_pd(b, d, 0x20), w3 = _mm256_permute2f128_pd(b, d, 0x31);
+    const __m256d t = _mm256_add_pd(_mm256_add_pd(_mm256_add_pd(w0, w1), w2), w3);
+    return ~(unsigned)_mm256_movemask_pd(_mm256_cmp_pd(t, _mm256_set1_pd(1e-6), _CMP_GT_OQ)) & 0xfu;
 }
 
 /* 1 / sqrt(x) for 4 lanes where x > 0, else 1.  With AVX-512 the 14-bit estimate and two
@@ -1075,26 +1143,26 @@ SK_ALWAYS_INLINE void lbs4d_store(double *out, const __m256d y[4], int stream)
 
 /* As lbs16_block for 4 vertices of doubles; `rigid`: every joint's cofactor is its 3x3
  * (sk_lbs_cof_is_matrix), so normals take the blended matrix and no cofactor is blended. */
-SK_ALWAYS_INLINE void lbs4d_block(const sk_skin_job_f64 *job, int64_t v0, int n, const double *pin,
-                                  const double *nin, double *pout, double *nout, int stream_p,
-                                  int stream_n, int rigid, sk_index_type it, int64_t kk,
-                                  sk_weight_type wt)
+SK_ALWAYS_INLINE void lbs4d_block(const sk_skin_job_f64 *job, int64_t v0, int n, const int32_t *off,
+                                  const double *pin, const double *nin, double *pout, double *nout,
+                                  int stream_p, int stream_n, int rigid, sk_index_type it,
+                                  int64_t kk, sk_weight_type wt)
 {
     const int normals = nin != NULL, cof = normals && !rigid;
     /* the four blends unrolled (their chains of multiply-adds overlap: 2-5% less time than a
      * rolled loop), then the products and sums */
     __m256d mb[4][4], cb[4][3];
-    unsigned copy = 0;
+    unsigned copy = kk == 4 ? small4_f64(&job->influences, v0, n) : 0;
 #pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) {
         double total = 0;
         if (i < n) { /* writes the matrix, and the cofactors with cof (zeros where unused) */
-            total = lbs4d_blend(mb[i], cb[i], job, v0 + i, it, kk, wt, cof);
+            total = lbs4d_blend(mb[i], cb[i], job, v0 + i, off + 4 * i, it, kk, wt, cof);
         } else {
             for (int q = 0; q < 4; ++q) mb[i][q] = _mm256_setzero_pd();
             for (int q = 0; cof && q < 3; ++q) cb[i][q] = _mm256_setzero_pd();
         }
-        if (!(total > 1e-6)) copy |= 1u << i;
+        if (kk != 4 && !(total > 1e-6)) copy |= 1u << i;
     }
     __m256d yp[4], yn[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(),
                             _mm256_setzero_pd()};
@@ -1148,12 +1216,37 @@ SK_ALWAYS_INLINE void lbs4d_part(const sk_skin_job_f64 *job, int64_t v0, int64_t
 {
     const int normals = job->normals.data != NULL;
     double bp[12], bn[12], op[12], on[12];
+    int32_t off[16];
     gather3_f64(bp, 4, &job->positions, v0, n);
     if (normals) gather3_f64(bn, 4, &job->normals, v0, n);
-    lbs4d_block(job, v0, (int)n, bp, normals ? bn : NULL, op, normals ? on : NULL, 0, 0, rigid,
-                it, kk, wt);
+    if (kk == 4) offsets_k(off, &job->influences, v0, (int)n, it, job->n_joints, SK_LBS_PREPARED_SIZE, 4);
+    lbs4d_block(job, v0, (int)n, off, bp, normals ? bn : NULL, op, normals ? on : NULL, 0, 0,
+                rigid, it, kk, wt);
     scatter3_f64(&job->out_positions, v0, n, op);
     if (normals) scatter3_f64(&job->out_normals, v0, n, on);
+}
+
+/* Whole blocks of 4 from v while they fit before end; returns where they stopped. */
+SK_ALWAYS_INLINE int64_t lbs4d_blocks(const sk_skin_job_f64 *job, int64_t v, int64_t end,
+                                      const double *pin, const double *nin, double *pout,
+                                      double *nout, int stream, int stream_n, int rigid,
+                                      sk_index_type it, int64_t kk, sk_weight_type wt)
+{
+    const int normals = nin != NULL;
+    /* K = 4: the next block's joint offsets are computed before this block's blends, so that
+     * their vector stores have reached the cache when the blends read them one by one (read
+     * right after, store forwarding fails: 35% more time) */
+    int32_t off[2][16];
+    if (kk == 4 && v + 4 <= end)
+        offsets4x4(off[0], &job->influences, v, 4, it, job->n_joints, SK_LBS_PREPARED_SIZE);
+    for (int b = 0; v + 4 <= end; v += 4, b ^= 1) {
+        if (kk == 4 && v + 8 <= end)
+            offsets4x4(off[b ^ 1], &job->influences, v + 4, 4, it, job->n_joints,
+                       SK_LBS_PREPARED_SIZE);
+        lbs4d_block(job, v, 4, off[b], pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
+                    normals ? nout + 3 * v : NULL, stream, stream_n, rigid, it, kk, wt);
+    }
+    return v;
 }
 
 SK_ALWAYS_INLINE void lbs4d_range(const sk_skin_job_f64 *job, int64_t begin, int64_t end,
@@ -1176,9 +1269,12 @@ SK_ALWAYS_INLINE void lbs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
             v += head;
         }
         const int stream_n = stream && normals && ((uintptr_t)(nout + 3 * v) & 31) == 0;
-        for (; v + 4 <= end; v += 4)
-            lbs4d_block(job, v, 4, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
-                        normals ? nout + 3 * v : NULL, stream, stream_n, rigid, it, kk, wt);
+        /* the loop compiled once for each value of rigid: with it a run-time flag, the blends
+         * tested it per slot and spilled their registers */
+        if (rigid)
+            v = lbs4d_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 1, it, kk, wt);
+        else
+            v = lbs4d_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 0, it, kk, wt);
         if (stream) _mm_sfence(); /* non-temporal stores visible before the threads join */
     }
     for (; v < end; v += 4) lbs4d_part(job, v, end - v < 4 ? end - v : 4, rigid, it, kk, wt);
