@@ -360,10 +360,30 @@ SK_ALWAYS_INLINE void offsets4x4(int32_t *off, const sk_influences *in, int64_t 
 #define SIMD_COF_IS_MATRIX(job, FN)                                                              \
     ((job)->cof_matrix ? (job)->cof_matrix > 0 : FN((job)->prepared, (job)->n_joints))
 
+/* For K = 4 float weights: bit i set when vertex v0 + i sums its weights to <= 1e-6 (or is
+ * padding, i >= n).  The sums are ((w0 + w1) + w2) + w3, the order of the per-slot loops. */
+SK_ALWAYS_INLINE unsigned small4_f32(const sk_influences *in, int64_t v0, int n, int cap)
+{
+    const char *wp = (const char *)in->weights.data + v0 * in->weights.row;
+    unsigned small = 0;
+    for (int i = 0; i < cap; ++i) {
+        if (i >= n) {
+            small |= 1u << i;
+            continue;
+        }
+        const char *r = wp + i * in->weights.row;
+        float t = *(const float *)r;
+        for (int k = 1; k < 4; ++k) t += *(const float *)(r + k * in->weights.elem);
+        small |= (unsigned)!(t > 1e-6f) << i;
+    }
+    return small;
+}
+
+#ifdef __AVX512F__
+
 /* ==========================================================================================
  * float32 LBS, AVX-512: 16 vertices per block, one vertex's blended 3x4 per zmm register.
  * ======================================================================================== */
-#ifdef __AVX512F__
 
 typedef struct {
     __m512i xyz[4][3]; /* group g, component c: [c of vertex 4g | 4g+1 | 4g+2 | 4g+3], four
@@ -513,24 +533,6 @@ SK_ALWAYS_INLINE void store48(float *p, const __m512 r[3], int stream)
     }
 }
 
-/* For K = 4 float weights: bit i set when vertex v0 + i sums its weights to <= 1e-6 (or is
- * padding, i >= n).  The sums are ((w0 + w1) + w2) + w3, the order of the per-slot loops. */
-SK_ALWAYS_INLINE unsigned small4_f32(const sk_influences *in, int64_t v0, int n, int cap)
-{
-    const char *wp = (const char *)in->weights.data + v0 * in->weights.row;
-    unsigned small = 0;
-    for (int i = 0; i < cap; ++i) {
-        if (i >= n) {
-            small |= 1u << i;
-            continue;
-        }
-        const char *r = wp + i * in->weights.row;
-        float t = *(const float *)r;
-        for (int k = 1; k < 4; ++k) t += *(const float *)(r + k * in->weights.elem);
-        small |= (unsigned)!(t > 1e-6f) << i;
-    }
-    return small;
-}
 
 
 /* Four registers of four 4-float blocks: element k of block b of register g <-> element g of
@@ -702,6 +704,7 @@ SK_ALWAYS_INLINE void lbs16_part(const sk_skin_job_f32 *job, const lbs16_tables 
     if (normals) scatter3_f32(&job->out_normals, v0, n, nout);
 }
 
+
 /* Calls big enough for non-temporal stores (job->stream) read their inputs from memory rather
  * than from cache: the packed loop asks for the inputs of the block SK_PREFETCH_BLOCKS ahead
  * (positions, normals, and K = 4 rows of uint16 joints and float weights; other layouts get
@@ -827,9 +830,12 @@ void SK_ISA(sk_rigid, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t e
 
 #else /* AVX2: 8 vertices per block, one vertex's blended 3x4 per ymm pair */
 
-/* m[0] = columns 0, 1 and m[1] = columns 2, 3 of sum_k w_k K[j_k]; c likewise for cofactors. */
+/* m[0] = columns 0, 1 and m[1] = columns 2, 3 of sum_k w_k K[j_k]; c likewise for cofactors
+ * (with `normals`).  K = 4: the joints from offsets_k's `off`, and the weight sums from
+ * small8_f32 (the total returned is then 0). */
 SK_ALWAYS_INLINE float lbs8_blend(__m256 m[2], __m256 c[2], const sk_skin_job_f32 *job, int64_t v,
-                                  sk_index_type it, int64_t kk, sk_weight_type wt, int normals)
+                                  const int32_t *off, sk_index_type it, int64_t kk,
+                                  sk_weight_type wt, int normals)
 {
     if (kk == SIMD_RIGID) { /* one joint, weight 1; j < 0 or >= J: copied */
         const int64_t j = simd_index((const char *)job->rigid_indices.data +
@@ -854,10 +860,16 @@ SK_ALWAYS_INLINE float lbs8_blend(__m256 m[2], __m256 c[2], const sk_skin_job_f3
     for (int64_t k = 0; k < K; ++k) {
         float w;
         int64_t j;
-        SIMD_SLOT(simd_weight_f32, in, ip, wp, k, it, wt, job->n_joints, w, j);
-        const float *pj = job->prepared + SK_LBS_PREPARED_SIZE * j;
+        const float *pj;
+        if (kk == 4) {
+            w = *(const float *)(wp + k * in->weights.elem);
+            pj = job->prepared + off[k];
+        } else {
+            SIMD_SLOT(simd_weight_f32, in, ip, wp, k, it, wt, job->n_joints, w, j);
+            pj = job->prepared + SK_LBS_PREPARED_SIZE * j;
+            total += w;
+        }
         const __m256 wv = _mm256_set1_ps(w);
-        total += w;
         m0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(pj), m0);
         m1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(pj + 8), m1);
         if (normals) {
@@ -870,6 +882,32 @@ SK_ALWAYS_INLINE float lbs8_blend(__m256 m[2], __m256 c[2], const sk_skin_job_f3
     c[0] = c0;
     c[1] = c1;
     return total;
+}
+
+/* small4_f32 for 8 vertices: contiguous (V, 4) rows are transposed (within 128-bit lanes) and
+ * summed in one register, the same operations in the same order. */
+SK_ALWAYS_INLINE unsigned small8_f32(const sk_influences *in, int64_t v0, int n)
+{
+    if (n < 8 || in->weights.row != 16 || in->weights.elem != 4)
+        return small4_f32(in, v0, n, 8);
+    const float *w = (const float *)((const char *)in->weights.data + v0 * 16);
+    /* r[q] = [vertex 2q's 4 weights | vertex 2q + 1's] */
+    const __m256 r0 = _mm256_loadu_ps(w), r1 = _mm256_loadu_ps(w + 8),
+                 r2 = _mm256_loadu_ps(w + 16), r3 = _mm256_loadu_ps(w + 24);
+    const __m256 a = _mm256_unpacklo_ps(r0, r1), b = _mm256_unpackhi_ps(r0, r1);
+    const __m256 c = _mm256_unpacklo_ps(r2, r3), d = _mm256_unpackhi_ps(r2, r3);
+    /* slot k of vertices 0 2 4 6 | 1 3 5 7 */
+    const __m256 w0 = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(1, 0, 1, 0));
+    const __m256 w1 = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(3, 2, 3, 2));
+    const __m256 w2 = _mm256_shuffle_ps(b, d, _MM_SHUFFLE(1, 0, 1, 0));
+    const __m256 w3 = _mm256_shuffle_ps(b, d, _MM_SHUFFLE(3, 2, 3, 2));
+    const __m256 t = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(w0, w1), w2), w3);
+    const unsigned lanes =
+        ~(unsigned)_mm256_movemask_ps(_mm256_cmp_ps(t, _mm256_set1_ps(1e-6f), _CMP_GT_OQ)) & 0xffu;
+    unsigned small = 0;
+    for (int l = 0; lanes && l < 8; ++l) /* rare: only where some lane is set */
+        if (lanes >> l & 1) small |= 1u << (l < 4 ? 2 * l : 2 * (l - 4) + 1);
+    return small;
 }
 
 /* [x x x x y y y y], [z z z z 1 1 1 1] of the vertex at p. */
@@ -889,47 +927,67 @@ SK_ALWAYS_INLINE void store3_ps(float *p, __m128 x)
     _mm_store_ss(p + 2, _mm_movehl_ps(x, x));
 }
 
-/* Vertex pairs (2 h, 2 h + 1) as [y_2h | y_2h+1] -> packed rows at out; 4 floats are written per
- * vertex, in order, so each overwrites only the next vertex's x; the last writes exactly 3. */
-SK_ALWAYS_INLINE void lbs8_store(float *out, const __m256 y[4])
+/* Vertex pairs (2 h, 2 h + 1) as [y_2h | y_2h+1] -> packed rows at out.  Without `stream` 4
+ * floats are written per vertex, in order, so each overwrites only the next vertex's x; the last
+ * writes exactly 3.  With it, packed into three registers and stored aligned and non-temporal. */
+SK_ALWAYS_INLINE void lbs8_store(float *out, const __m256 y[4], int stream)
 {
-    for (int h = 0; h < 4; ++h) {
-        _mm_storeu_ps(out + 6 * h, _mm256_castps256_ps128(y[h]));
-        if (h < 3)
-            _mm_storeu_ps(out + 6 * h + 3, _mm256_extractf128_ps(y[h], 1));
-        else
-            store3_ps(out + 6 * h + 3, _mm256_extractf128_ps(y[h], 1));
+    if (!stream) {
+        for (int h = 0; h < 4; ++h) {
+            _mm_storeu_ps(out + 6 * h, _mm256_castps256_ps128(y[h]));
+            if (h < 3)
+                _mm_storeu_ps(out + 6 * h + 3, _mm256_extractf128_ps(y[h], 1));
+            else
+                store3_ps(out + 6 * h + 3, _mm256_extractf128_ps(y[h], 1));
+        }
+        return;
     }
+    /* [x0 y0 z0 x1 y1 z1 x2 y2], [z2 x3 y3 z3 x4 y4 z4 x5], [y5 z5 x6 y6 z6 x7 y7 z7] */
+    const __m256 r0 = _mm256_blend_ps(
+        _mm256_permutevar8x32_ps(y[0], _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 0, 0)),
+        _mm256_permutevar8x32_ps(y[1], _mm256_setr_epi32(0, 0, 0, 0, 0, 0, 0, 1)), 0xC0);
+    const __m256 r1 = _mm256_blend_ps(
+        _mm256_permutevar8x32_ps(y[1], _mm256_setr_epi32(2, 4, 5, 6, 0, 0, 0, 0)),
+        _mm256_permutevar8x32_ps(y[2], _mm256_setr_epi32(0, 0, 0, 0, 0, 1, 2, 4)), 0xF0);
+    const __m256 r2 = _mm256_blend_ps(
+        _mm256_permutevar8x32_ps(y[3], _mm256_setr_epi32(0, 0, 0, 1, 2, 4, 5, 6)),
+        _mm256_permutevar8x32_ps(y[2], _mm256_setr_epi32(5, 6, 0, 0, 0, 0, 0, 0)), 0x03);
+    _mm256_stream_ps(out, r0);
+    _mm256_stream_ps(out + 8, r1);
+    _mm256_stream_ps(out + 16, r2);
 }
 
-/* As lbs16_block, for n <= 8 vertices of 24 floats (the outputs may hold one float more). */
-SK_ALWAYS_INLINE void lbs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, const float *pin,
-                                 const float *nin, float *pout, float *nout, sk_index_type it, int64_t kk, sk_weight_type wt)
+/* As lbs16_block, for n <= 8 vertices of 24 floats (the outputs may hold one float more);
+ * `rigid`: every joint's cofactor is its 3x3 (sk_lbs_cof_is_matrix), so normals take the
+ * blended matrix and no cofactor is blended. */
+SK_ALWAYS_INLINE void lbs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, const int32_t *off,
+                                 const float *pin, const float *nin, float *pout, float *nout,
+                                 int stream_p, int stream_n, int rigid, sk_index_type it,
+                                 int64_t kk, sk_weight_type wt)
 {
-    const int normals = nin != NULL;
-    /* the blends in a rolled loop (small code), then the unrolled products and sums */
-    __m256 mb[8][2], cb[8][2];
-    unsigned copy = 0;
-#pragma GCC unroll 1
-    for (int i = 0; i < 8; ++i) {
-        float total = 0;
-        if (i < n) /* writes all four (zeros where unused) */
-            total = lbs8_blend(mb[i], cb[i], job, v0 + i, it, kk, wt, normals);
-        else
-            mb[i][0] = mb[i][1] = cb[i][0] = cb[i][1] = _mm256_setzero_ps();
-        if (!(total > 1e-6f)) copy |= 1u << i;
-    }
+    const int normals = nin != NULL, cof = normals && !rigid;
+    unsigned copy = kk == 4 ? small8_f32(&job->influences, v0, n) : 0;
     __m256 yp[4], yn[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
                            _mm256_setzero_ps()};
+    /* a pair of vertices at a time: their blends, then their products and sums */
 #pragma GCC unroll 4
     for (int h = 0; h < 4; ++h) {
         __m256 qp[2], qn[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
 #pragma GCC unroll 2
         for (int e = 0; e < 2; ++e) {
             const int i = 2 * h + e;
-            const __m256 *m = mb[i], *c = cb[i];
+            __m256 m[2], c[2];
+            float total = 0;
+            if (i < n) /* writes all four (zeros where unused) */
+                total = lbs8_blend(m, c, job, v0 + i, off + 4 * i, it, kk, wt, cof);
+            else
+                m[0] = m[1] = c[0] = c[1] = _mm256_setzero_ps();
+            if (kk != 4 && !(total > 1e-6f)) copy |= 1u << i;
             qp[e] = _mm256_fmadd_ps(m[1], lbs8_z1(pin + 3 * i), _mm256_mul_ps(m[0], lbs8_xy(pin + 3 * i)));
-            if (normals)
+            if (normals && rigid) /* the matrix itself, without its translation */
+                qn[e] = _mm256_fmadd_ps(_mm256_blend_ps(m[1], _mm256_setzero_ps(), 0xF0),
+                                        lbs8_z1(nin + 3 * i), _mm256_mul_ps(m[0], lbs8_xy(nin + 3 * i)));
+            else if (normals)
                 qn[e] = _mm256_fmadd_ps(c[1], lbs8_z1(nin + 3 * i), _mm256_mul_ps(c[0], lbs8_xy(nin + 3 * i)));
         }
         /* [A+C | B+D] of two vertices -> [y_a | y_b] */
@@ -962,8 +1020,8 @@ SK_ALWAYS_INLINE void lbs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, 
                 memcpy(keep[i], pin + 3 * i, 3 * sizeof(float));
                 if (normals) memcpy(keep[i] + 3, nin + 3 * i, 3 * sizeof(float));
             }
-    lbs8_store(pout, yp);
-    if (normals) lbs8_store(nout, yn);
+    lbs8_store(pout, yp, stream_p);
+    if (normals) lbs8_store(nout, yn, stream_n);
     if (copy)
         for (int i = 0; i < n; ++i)
             if (copy >> i & 1) {
@@ -973,32 +1031,72 @@ SK_ALWAYS_INLINE void lbs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, 
 }
 
 /* A partial or strided block of n <= 8 vertices through stack copies. */
-SK_ALWAYS_INLINE void lbs8_part(const sk_skin_job_f32 *job, int64_t v0, int64_t n, sk_index_type it, int64_t kk, sk_weight_type wt)
+SK_ALWAYS_INLINE void lbs8_part(const sk_skin_job_f32 *job, int64_t v0, int64_t n, int rigid,
+                                sk_index_type it, int64_t kk, sk_weight_type wt)
 {
     const int normals = job->normals.data != NULL;
     float bp[24], bn[24], op[25], on[25];
+    int32_t off[32];
     gather3_f32(bp, 8, &job->positions, v0, n);
     if (normals) gather3_f32(bn, 8, &job->normals, v0, n);
-    lbs8_block(job, v0, (int)n, bp, normals ? bn : NULL, op, normals ? on : NULL, it, kk, wt);
+    if (kk == 4) offsets_k(off, &job->influences, v0, (int)n, it, job->n_joints, SK_LBS_PREPARED_SIZE, 4);
+    lbs8_block(job, v0, (int)n, off, bp, normals ? bn : NULL, op, normals ? on : NULL, 0, 0, rigid,
+               it, kk, wt);
     scatter3_f32(&job->out_positions, v0, n, op);
     if (normals) scatter3_f32(&job->out_normals, v0, n, on);
+}
+
+/* Whole blocks of 8 from v while they fit before end; returns where they stopped.  As
+ * lbs4d_blocks: the next block's joint offsets are computed before this block's blends. */
+SK_ALWAYS_INLINE int64_t lbs8_blocks(const sk_skin_job_f32 *job, int64_t v, int64_t end,
+                                     const float *pin, const float *nin, float *pout, float *nout,
+                                     int stream, int stream_n, int rigid, sk_index_type it,
+                                     int64_t kk, sk_weight_type wt)
+{
+    const int normals = nin != NULL;
+    int32_t off[2][32];
+    const sk_influences *in = &job->influences;
+    if (kk == 4 && v + 8 <= end)
+        for (int q = 0; q < 2; ++q)
+            offsets4x4(off[0] + 16 * q, in, v + 4 * q, 4, it, job->n_joints, SK_LBS_PREPARED_SIZE);
+    for (int b = 0; v + 8 <= end; v += 8, b ^= 1) {
+        if (kk == 4 && v + 16 <= end)
+            for (int q = 0; q < 2; ++q)
+                offsets4x4(off[b ^ 1] + 16 * q, in, v + 8 + 4 * q, 4, it, job->n_joints,
+                           SK_LBS_PREPARED_SIZE);
+        lbs8_block(job, v, 8, off[b], pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
+                   normals ? nout + 3 * v : NULL, stream, stream_n, rigid, it, kk, wt);
+    }
+    return v;
 }
 
 SK_ALWAYS_INLINE void lbs8_range(const sk_skin_job_f32 *job, int64_t begin, int64_t end,
                                  sk_index_type it, int64_t kk, sk_weight_type wt)
 {
     const int normals = job->normals.data != NULL;
+    const int rigid = normals && SIMD_COF_IS_MATRIX(job, sk_lbs_cof_is_matrix_f32);
     int64_t v = begin;
     if (packed_job(&job->positions, &job->out_positions, &job->normals, &job->out_normals, 4)) {
         const float *pin = (const float *)job->positions.data;
         const float *nin = (const float *)job->normals.data;
         float *pout = (float *)job->out_positions.data;
         float *nout = (float *)job->out_normals.data;
-        for (; v + 8 <= end; v += 8)
-            lbs8_block(job, v, 8, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
-                       normals ? nout + 3 * v : NULL, it, kk, wt);
+        int stream = job->stream;
+        /* a partial head until the positions are 32-byte aligned */
+        const int64_t head = stream_head(&stream, pout + 3 * v, 3 * sizeof(float), 8, 32, end - v);
+        if (head > 0) {
+            lbs8_part(job, v, head, rigid, it, kk, wt);
+            v += head;
+        }
+        const int stream_n = stream && normals && ((uintptr_t)(nout + 3 * v) & 31) == 0;
+        /* the loop compiled once for each value of rigid (see lbs4d_range) */
+        if (rigid)
+            v = lbs8_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 1, it, kk, wt);
+        else
+            v = lbs8_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 0, it, kk, wt);
+        if (stream) _mm_sfence(); /* non-temporal stores visible before the threads join */
     }
-    for (; v < end; v += 8) lbs8_part(job, v, end - v < 8 ? end - v : 8, it, kk, wt);
+    for (; v < end; v += 8) lbs8_part(job, v, end - v < 8 ? end - v : 8, rigid, it, kk, wt);
 }
 
 SIMD_INSTANCES_LBS(lbs8_range, sk_skin_job_f32)
