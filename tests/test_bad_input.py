@@ -205,6 +205,9 @@ KERNEL_CASES += [
     ("palette-nan", METHODS, lambda r: {"palette": _poke(r.palette, (1, 0, 3), np.nan)}, ValueError, "palette"),
     ("palette-inf", METHODS, lambda r: {"palette": _poke(r.palette, (2, 1, 1), -np.inf)}, ValueError, "palette"),
     ("palette-last-row", METHODS, lambda r: {"palette": _poke(r.palette, (0, 3, 0), 0.5)}, ValueError, "palette"),
+    ("palette-nan-last-row", METHODS, lambda r: {"palette": _poke(r.palette, (2, 3, 3), np.nan)}, ValueError, "palette"),
+    ("palette-inf-second-frame", METHODS,
+     lambda r: {"palette": np.stack([r.palette, _poke(r.palette, (2, 0, 0), np.inf)])}, ValueError, "palette"),
     ("palette-4x3", METHODS, lambda r: {"palette": r.palette[:, :, :3].copy()}, ValueError, "palette"),
     ("palette-2d", METHODS, lambda r: {"palette": r.palette[0].copy()}, ValueError, "palette"),
     ("palette-5d", METHODS, lambda r: {"palette": r.palette[None, None]}, ValueError, "palette"),
@@ -310,6 +313,17 @@ def _cor_blend_cases(r):
     for m in ("lbs", "dqs"):
         yield m, {"centers": c, "method": m}, TypeError, "centers"
         yield m, {"blend": 0.5, "method": m}, TypeError, "blend"
+
+
+def test_palette_too_big_for_float32_is_refused():
+    """A float64 palette holding a finite value beyond float32's range, for float32 positions:
+    the cast makes it inf, which the kernels' C check refuses (never an inf output)."""
+    r = Rig(np.float32)
+    pal = _poke(r.palette, (1, 0, 3), 1e39)
+    assert np.isfinite(pal).all()
+    for method in METHODS:
+        fn, args, kw = kernel_call(method, r, palette=pal, out=np.zeros((V, 3), np.float32))
+        expect(ValueError, "palette", fn, *args, **kw)
 
 
 def test_cor_and_blend_bad_input(rig):

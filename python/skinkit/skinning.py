@@ -97,11 +97,19 @@ def _positions(positions):
 
 
 def _palette(palette, dtype):
-    k, _ = transforms(palette, "palette", batch_ndim=(1, 2))
+    # finite=False: the kernels' prepare step checks every value in C, after the cast to the
+    # positions' dtype (so a float64 value too large for float32 is refused too), before anything
+    # is written; a NaN in the last row fails the last-row test.  (A call's fixed cost matters
+    # for small meshes: NumPy's check took 1.6-2.8 us of 15.)
+    k, _ = transforms(palette, "palette", batch_ndim=(1, 2), finite=False)
     batched = k.ndim == 4
     if k.shape[-3] == 0:
         raise ValueError("palette must have at least one joint (J = 0)")
-    k = np.ascontiguousarray(k[..., :3, :], dtype=dtype)
+    if k.dtype == dtype:
+        k = np.ascontiguousarray(k[..., :3, :])
+    else:
+        with np.errstate(over="ignore"):  # a value too big for float32 becomes inf: refused in C
+            k = np.ascontiguousarray(k[..., :3, :], dtype=dtype)
     return (k if batched else k[None]), batched
 
 
@@ -156,7 +164,8 @@ def _run(method, positions, indices, weights, palette, validated_joints, *, pivo
         raise TypeError(f"centers must be a numpy.ndarray, not {type(centers).__name__}")
     if method == "blend":
         blend = _blend_amount(blend, positions.dtype)
-    resolve_strict(strict)  # nothing V-sized is ever copied, so strict mode has nothing to refuse
+    if strict is not None:  # nothing V-sized is ever copied, so strict mode has nothing to refuse
+        resolve_strict(strict)
     n_threads = resolve_threads(threads)
     if normal_rule not in _RULE:
         raise ValueError(f"normal_rule must be 'joint' or 'blend', got {normal_rule!r}")
