@@ -616,10 +616,25 @@ SK_ALWAYS_INLINE unsigned lbs16_blends(__m512 *mb, __m512 *cb, const sk_skin_job
 /* Vertices v0 .. v0 + n - 1 (n <= 16; the rest of the block is padding): inputs pin / nin and
  * outputs pout / nout hold 48 floats each (nin, nout NULL without normals).  All inputs are read
  * before any output is written, so out = positions works. */
+/* The joints of 16 vertices' K = 4 slots: offsets_k's offsets and, with `rows`, as pointers
+ * into `prepared` (for lbs16_blend_rows). */
+typedef struct {
+    int32_t off[64];
+    const float *row[64];
+} lbs16_joints;
+
+SK_ALWAYS_INLINE void lbs16_joints_of(lbs16_joints *jt, const sk_skin_job_f32 *job, int64_t v0,
+                                      int n, int rows, sk_index_type it)
+{
+    offsets_k(jt->off, &job->influences, v0, n, it, job->n_joints, SK_LBS_PREPARED_SIZE, 4);
+    for (int s = 0; rows && s < 64; ++s) jt->row[s] = job->prepared + jt->off[s];
+}
+
 SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables *tb, int64_t v0,
-                                  int n, const float *pin, const float *nin, float *pout,
-                                  float *nout, int stream_p, int stream_n, __m512 *on_regs, int rigid,
-                                  sk_index_type it, int64_t kk, sk_weight_type wt)
+                                  int n, const lbs16_joints *ahead, const float *pin,
+                                  const float *nin, float *pout, float *nout, int stream_p,
+                                  int stream_n, __m512 *on_regs, int rigid, sk_index_type it,
+                                  int64_t kk, sk_weight_type wt)
 {
     const int normals = nin != NULL;
     __m512 p[3], nv[3] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
@@ -629,25 +644,28 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
     /* Every vertex's blend, then the products and sums, unrolled so that every shuffle has
      * constant operands. */
     __m512 mb[16], cb[16];
-    int32_t off[64];
     unsigned small = 0;
-    if (kk == 4) {
-        offsets_k(off, &job->influences, v0, n, it, job->n_joints, SK_LBS_PREPARED_SIZE, 4);
-        small = lbs16_small4(&job->influences, v0, n);
-    }
     /* The common case blends each group of four vertices right before its products, so that
      * the blends' loads and multiply-adds overlap the products' shuffles. */
     const sk_influences *in = &job->influences;
     const int by_group = kk == 4 && (!normals || rigid) && n == 16 && in->weights.row == 16 &&
                          in->weights.elem == 4;
-    const float *row[64];
+    /* K = 4: the joints from the caller (computed a block ahead: read right after their vector
+     * stores, store forwarding fails; 10-15% of a block), else here */
+    lbs16_joints own;
+    const lbs16_joints *jt = ahead ? ahead : &own;
+    if (kk == 4) {
+        if (!ahead) lbs16_joints_of(&own, job, v0, n, by_group, it);
+        small = lbs16_small4(in, v0, n);
+    }
+    const float *const *row = jt->row;
     const float *w = by_group ? (const float *)in->weights.data + 4 * v0 : NULL;
     if (by_group)
-        for (int s = 0; s < 64; ++s) row[s] = job->prepared + off[s];
+        ;
     else if (normals && !rigid)
-        small |= lbs16_blends(mb, cb, job, v0, n, off, it, kk, wt, 1);
+        small |= lbs16_blends(mb, cb, job, v0, n, jt->off, it, kk, wt, 1);
     else /* positions only, or normals by the matrices themselves: no cofactor blend */
-        small |= lbs16_blends(mb, cb, job, v0, n, off, it, kk, wt, 0);
+        small |= lbs16_blends(mb, cb, job, v0, n, jt->off, it, kk, wt, 0);
     uint64_t copy = 0; /* three bits per vertex: its lanes in the packed output */
     for (int i = 0; small && i < 16; ++i)
         if (small >> i & 1) copy |= (uint64_t)7 << (3 * i);
@@ -698,8 +716,8 @@ SK_ALWAYS_INLINE void lbs16_part(const sk_skin_job_f32 *job, const lbs16_tables 
     const int normals = job->normals.data != NULL;
     gather3_f32(pin, 16, &job->positions, v0, n);
     if (normals) gather3_f32(nin, 16, &job->normals, v0, n);
-    lbs16_block(job, tb, v0, (int)n, pin, normals ? nin : NULL, pout, normals ? nout : NULL, 0, 0,
-                NULL, rigid, it, kk, wt);
+    lbs16_block(job, tb, v0, (int)n, NULL, pin, normals ? nin : NULL, pout,
+                normals ? nout : NULL, 0, 0, NULL, rigid, it, kk, wt);
     scatter3_f32(&job->out_positions, v0, n, pout);
     if (normals) scatter3_f32(&job->out_normals, v0, n, nout);
 }
@@ -802,13 +820,20 @@ SK_ALWAYS_INLINE void lbs16_range(const sk_skin_job_f32 *job, int64_t begin, int
     const int shifted = stream && normals && !sn && ((uintptr_t)nout & 3) == 0;
     shift_stream ns = {.line = NULL};
     if (shifted) shift_begin(&ns, nout + 3 * v);
-    for (; v + 16 <= end; v += 16) {
+    /* K = 4: the next block's joints computed before this block (as lbs4d_blocks), as row
+     * pointers when the block will blend by groups */
+    const sk_influences *in = &job->influences;
+    const int rows = (!normals || rigid) && in->weights.row == 16 && in->weights.elem == 4;
+    lbs16_joints jt[2];
+    if (kk == 4 && v + 16 <= end) lbs16_joints_of(&jt[0], job, v, 16, rows, it);
+    for (int b = 0; v + 16 <= end; v += 16, b ^= 1) {
         if (stream && v + 16 * SK_PREFETCH_BLOCKS + 16 <= end)
             lbs16_prefetch(job, pin, nin, v + 16 * SK_PREFETCH_BLOCKS);
+        if (kk == 4 && v + 32 <= end) lbs16_joints_of(&jt[b ^ 1], job, v + 16, 16, rows, it);
         __m512 on[3];
-        lbs16_block(job, &tb, v, 16, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
-                    normals ? nout + 3 * v : NULL, stream, sn, shifted ? on : NULL, rigid, it, kk,
-                    wt);
+        lbs16_block(job, &tb, v, 16, kk == 4 ? &jt[b] : NULL, pin + 3 * v,
+                    normals ? nin + 3 * v : NULL, pout + 3 * v, normals ? nout + 3 * v : NULL,
+                    stream, sn, shifted ? on : NULL, rigid, it, kk, wt);
         if (shifted) shift_put48(&ns, on);
     }
     if (shifted) shift_end(&ns);
