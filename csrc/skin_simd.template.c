@@ -325,33 +325,66 @@ SK_ALWAYS_INLINE void offsets_k(int32_t *off, const sk_influences *in, int64_t v
 }
 
 /* offsets_k for the 16 slots of 4 vertices with K = 4: for contiguous narrow indices one
- * vector load, widen, compare and multiply.  (The compiler unrolls offsets_k's 16-slot loop
- * into scalar code, about 5 instructions a slot.) */
-SK_ALWAYS_INLINE void offsets4x4(int32_t *off, const sk_influences *in, int64_t v0, int n,
-                                 sk_index_type it, int64_t n_joints, int32_t stride)
+ * vector load, widen, compare and multiply per 8 slots (offsets8).  (The compiler unrolls
+ * offsets_k's 16-slot loop into scalar code, about 5 instructions a slot.)  In ymm also with
+ * AVX-512: the float64 kernels use no zmm (a 512-bit multiply in their loop measured 20%
+ * slower, the core's lower AVX-512 clock). */
+SK_ALWAYS_INLINE int offsets4x4_vector(const sk_influences *in, int n, sk_index_type it)
 {
     const ptrdiff_t is = index_size(it);
     const int narrow = it == SK_INDEX_U8 || it == SK_INDEX_U16 || it == SK_INDEX_U32 ||
                        it == SK_INDEX_I32;
-    if (n < 4 || !narrow || in->indices.row != 4 * is || in->indices.elem != is) {
+    return n == 4 && narrow && in->indices.row == 4 * is && in->indices.elem == is;
+}
+
+/* Slots 8 h .. 8 h + 7 from the K = 4 index rows at ip (offsets4x4_vector's layout). */
+SK_ALWAYS_INLINE __m256i offsets8(const char *ip, int h, sk_index_type it, int64_t n_joints,
+                                  int32_t stride)
+{
+    __m256i j;
+    switch (it) {
+    case SK_INDEX_U8: j = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(ip + 8 * h))); break;
+    case SK_INDEX_U16: j = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(ip + 16 * h))); break;
+    default: j = _mm256_loadu_si256((const __m256i *)(ip + 32 * h)); break;
+    }
+    /* j <= J - 1 unsigned (a negative int32 is >= J): min(j, J - 1) == j */
+    const __m256i in_range =
+        _mm256_cmpeq_epi32(_mm256_min_epu32(j, _mm256_set1_epi32((int32_t)n_joints - 1)), j);
+    return _mm256_and_si256(in_range, _mm256_mullo_epi32(j, _mm256_set1_epi32(stride)));
+}
+
+SK_ALWAYS_INLINE void offsets4x4(int32_t *off, const sk_influences *in, int64_t v0, int n,
+                                 sk_index_type it, int64_t n_joints, int32_t stride)
+{
+    if (!offsets4x4_vector(in, n, it)) {
         offsets_k(off, in, v0, n, it, n_joints, stride, 4);
         return;
     }
     const char *ip = (const char *)in->indices.data + v0 * in->indices.row;
-    /* ymm also with AVX-512: the float64 kernels use no zmm (a 512-bit multiply in their loop
-     * measured 20% slower, the core's lower AVX-512 clock) */
-    const __m256i last = _mm256_set1_epi32((int32_t)n_joints - 1), s = _mm256_set1_epi32(stride);
+    for (int h = 0; h < 2; ++h)
+        _mm256_storeu_si256((__m256i *)(off + 8 * h), offsets8(ip, h, it, n_joints, stride));
+}
+
+/* offsets4x4 as row pointers base + offset into a table of doubles. */
+SK_ALWAYS_INLINE void rows4x4_f64(const double **row, const sk_influences *in, int64_t v0, int n,
+                                  sk_index_type it, int64_t n_joints, int32_t stride,
+                                  const double *base)
+{
+    if (!offsets4x4_vector(in, n, it)) {
+        int32_t off[16];
+        offsets_k(off, in, v0, n, it, n_joints, stride, 4);
+        for (int s = 0; s < 4 * n; ++s) row[s] = base + off[s];
+        return;
+    }
+    const char *ip = (const char *)in->indices.data + v0 * in->indices.row;
+    const __m256i b = _mm256_set1_epi64x((int64_t)(uintptr_t)base);
     for (int h = 0; h < 2; ++h) {
-        __m256i j;
-        switch (it) {
-        case SK_INDEX_U8: j = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(ip + 8 * h))); break;
-        case SK_INDEX_U16: j = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(ip + 16 * h))); break;
-        default: j = _mm256_loadu_si256((const __m256i *)(ip + 32 * h)); break;
+        const __m256i o = offsets8(ip, h, it, n_joints, stride);
+        for (int q = 0; q < 2; ++q) {
+            const __m128i o4 = q ? _mm256_extracti128_si256(o, 1) : _mm256_castsi256_si128(o);
+            _mm256_storeu_si256((__m256i *)(row + 8 * h + 4 * q),
+                                _mm256_add_epi64(b, _mm256_slli_epi64(_mm256_cvtepi32_epi64(o4), 3)));
         }
-        /* j <= J - 1 unsigned: min(j, J - 1) == j */
-        const __m256i in_range = _mm256_cmpeq_epi32(_mm256_min_epu32(j, last), j);
-        _mm256_storeu_si256((__m256i *)(off + 8 * h),
-                            _mm256_and_si256(in_range, _mm256_mullo_epi32(j, s)));
     }
 }
 
@@ -1143,8 +1176,8 @@ void SK_ISA(sk_rigid, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t e
  * ======================================================================================== */
 
 SK_ALWAYS_INLINE double lbs4d_blend(__m256d m[4], __m256d c[3], const sk_skin_job_f64 *job,
-                                    int64_t v, const int32_t *off, sk_index_type it, int64_t kk,
-                                    sk_weight_type wt, int normals)
+                                    int64_t v, const double *const *row, sk_index_type it,
+                                    int64_t kk, sk_weight_type wt, int normals)
 {
     if (kk == SIMD_RIGID) { /* one joint, weight 1; j < 0 or >= J: copied */
         const int64_t j = simd_index((const char *)job->rigid_indices.data +
@@ -1169,9 +1202,9 @@ SK_ALWAYS_INLINE double lbs4d_blend(__m256d m[4], __m256d c[3], const sk_skin_jo
         double w;
         int64_t j;
         const double *pj;
-        if (kk == 4) { /* float weights, joints from offsets_k, sums from small4_f64 */
+        if (kk == 4) { /* float weights, joints from rows4x4_f64, sums from small4_f64 */
             w = *(const double *)(wp + k * in->weights.elem);
-            pj = job->prepared + off[k];
+            pj = row[k];
         } else {
             SIMD_SLOT(simd_weight_f64, in, ip, wp, k, it, wt, job->n_joints, w, j);
             pj = job->prepared + SK_LBS_PREPARED_SIZE * j;
@@ -1266,7 +1299,7 @@ SK_ALWAYS_INLINE void lbs4d_store(double *out, const __m256d y[4], int stream)
 
 /* As lbs16_block for 4 vertices of doubles; `rigid`: every joint's cofactor is its 3x3
  * (sk_lbs_cof_is_matrix), so normals take the blended matrix and no cofactor is blended. */
-SK_ALWAYS_INLINE void lbs4d_block(const sk_skin_job_f64 *job, int64_t v0, int n, const int32_t *off,
+SK_ALWAYS_INLINE void lbs4d_block(const sk_skin_job_f64 *job, int64_t v0, int n, const double *const *row,
                                   const double *pin, const double *nin, double *pout, double *nout,
                                   int stream_p, int stream_n, int rigid, sk_index_type it,
                                   int64_t kk, sk_weight_type wt)
@@ -1280,7 +1313,7 @@ SK_ALWAYS_INLINE void lbs4d_block(const sk_skin_job_f64 *job, int64_t v0, int n,
     for (int i = 0; i < 4; ++i) {
         double total = 0;
         if (i < n) { /* writes the matrix, and the cofactors with cof (zeros where unused) */
-            total = lbs4d_blend(mb[i], cb[i], job, v0 + i, off + 4 * i, it, kk, wt, cof);
+            total = lbs4d_blend(mb[i], cb[i], job, v0 + i, row + 4 * i, it, kk, wt, cof);
         } else {
             for (int q = 0; q < 4; ++q) mb[i][q] = _mm256_setzero_pd();
             for (int q = 0; cof && q < 3; ++q) cb[i][q] = _mm256_setzero_pd();
@@ -1339,11 +1372,13 @@ SK_ALWAYS_INLINE void lbs4d_part(const sk_skin_job_f64 *job, int64_t v0, int64_t
 {
     const int normals = job->normals.data != NULL;
     double bp[12], bn[12], op[12], on[12];
-    int32_t off[16];
+    const double *row[16];
     gather3_f64(bp, 4, &job->positions, v0, n);
     if (normals) gather3_f64(bn, 4, &job->normals, v0, n);
-    if (kk == 4) offsets_k(off, &job->influences, v0, (int)n, it, job->n_joints, SK_LBS_PREPARED_SIZE, 4);
-    lbs4d_block(job, v0, (int)n, off, bp, normals ? bn : NULL, op, normals ? on : NULL, 0, 0,
+    if (kk == 4)
+        rows4x4_f64(row, &job->influences, v0, (int)n, it, job->n_joints, SK_LBS_PREPARED_SIZE,
+                    job->prepared);
+    lbs4d_block(job, v0, (int)n, row, bp, normals ? bn : NULL, op, normals ? on : NULL, 0, 0,
                 rigid, it, kk, wt);
     scatter3_f64(&job->out_positions, v0, n, op);
     if (normals) scatter3_f64(&job->out_normals, v0, n, on);
@@ -1359,14 +1394,15 @@ SK_ALWAYS_INLINE int64_t lbs4d_blocks(const sk_skin_job_f64 *job, int64_t v, int
     /* K = 4: the next block's joint offsets are computed before this block's blends, so that
      * their vector stores have reached the cache when the blends read them one by one (read
      * right after, store forwarding fails: 35% more time) */
-    int32_t off[2][16];
+    const double *row[2][16];
     if (kk == 4 && v + 4 <= end)
-        offsets4x4(off[0], &job->influences, v, 4, it, job->n_joints, SK_LBS_PREPARED_SIZE);
+        rows4x4_f64(row[0], &job->influences, v, 4, it, job->n_joints, SK_LBS_PREPARED_SIZE,
+                    job->prepared);
     for (int b = 0; v + 4 <= end; v += 4, b ^= 1) {
         if (kk == 4 && v + 8 <= end)
-            offsets4x4(off[b ^ 1], &job->influences, v + 4, 4, it, job->n_joints,
-                       SK_LBS_PREPARED_SIZE);
-        lbs4d_block(job, v, 4, off[b], pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
+            rows4x4_f64(row[b ^ 1], &job->influences, v + 4, 4, it, job->n_joints,
+                        SK_LBS_PREPARED_SIZE, job->prepared);
+        lbs4d_block(job, v, 4, row[b], pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
                     normals ? nout + 3 * v : NULL, stream, stream_n, rigid, it, kk, wt);
     }
     return v;
