@@ -1877,6 +1877,140 @@ SK_ALWAYS_INLINE void dqs8_finish(__m256 q[8], unsigned copy, const float *pin, 
     }
 }
 
+#ifdef __AVX512F__
+/* dqs8_finish for 16 vertices in zmm registers (lane i: vertex i), the same operations in the
+ * same order lane by lane, so the same bits: half the instructions of two dqs8_finish calls. */
+
+#define V16(x) _mm512_set1_ps(x)
+
+/* 48 packed floats (16 rows x y z) <-> three registers of x, y and z, by two-register permutes:
+ * the first of each pair takes the lanes found in two of the three input registers, the second
+ * the rest from the third. */
+typedef struct {
+    __m512i a[3], b[3]; /* deinterleave: out c = permutex2var(permutex2var(r0, a[c], r1), b[c], r2) */
+    __m512i c[3], d[3]; /* interleave: r = permutex2var(permutex2var(x, c[r], y), d[r], z) */
+} xyz16_tables;
+
+static void xyz16_make_tables(xyz16_tables *t)
+{
+    int32_t a[3][16], b[3][16], c[3][16], d[3][16];
+    for (int comp = 0; comp < 3; ++comp)
+        for (int v = 0; v < 16; ++v) {
+            const int e = 3 * v + comp; /* its float in the 48 */
+            a[comp][v] = e < 32 ? e : 0;
+            b[comp][v] = e < 32 ? v : 16 + (e - 32);
+        }
+    for (int r = 0; r < 3; ++r)
+        for (int l = 0; l < 16; ++l) {
+            const int e = 16 * r + l, v = e / 3, comp = e % 3;
+            c[r][l] = comp == 0 ? v : comp == 1 ? 16 + v : 0;
+            d[r][l] = comp == 2 ? 16 + v : l;
+        }
+    for (int i = 0; i < 3; ++i) {
+        t->a[i] = _mm512_loadu_si512(a[i]);
+        t->b[i] = _mm512_loadu_si512(b[i]);
+        t->c[i] = _mm512_loadu_si512(c[i]);
+        t->d[i] = _mm512_loadu_si512(d[i]);
+    }
+}
+
+SK_ALWAYS_INLINE void load16_xyz(const xyz16_tables *t, const float *p, __m512 o[3])
+{
+    const __m512 r0 = _mm512_loadu_ps(p), r1 = _mm512_loadu_ps(p + 16), r2 = _mm512_loadu_ps(p + 32);
+    for (int c = 0; c < 3; ++c)
+        o[c] = _mm512_permutex2var_ps(_mm512_permutex2var_ps(r0, t->a[c], r1), t->b[c], r2);
+}
+
+SK_ALWAYS_INLINE void store16_xyz(const xyz16_tables *t, float *p, __m512 x, __m512 y, __m512 z,
+                                  int stream)
+{
+    __m512 r[3];
+    for (int i = 0; i < 3; ++i)
+        r[i] = _mm512_permutex2var_ps(_mm512_permutex2var_ps(x, t->c[i], y), t->d[i], z);
+    store48(p, r, stream);
+}
+
+SK_ALWAYS_INLINE __m512 inv_sqrt16(__m512 x, __mmask16 positive)
+{
+    const __m512 y = _mm512_rsqrt14_ps(x);
+    const __m512 hxy = _mm512_mul_ps(_mm512_mul_ps(V16(0.5f), x), y);
+    const __m512 t = _mm512_fnmadd_ps(hxy, y, V16(1.5f));
+    return _mm512_mask_blend_ps(positive, V16(1.0f), _mm512_mul_ps(y, t));
+}
+
+SK_ALWAYS_INLINE void quat16_matrix(__m512 r[9], __m512 x, __m512 y, __m512 z, __m512 s)
+{
+    const __m512 one = V16(1.0f), two = V16(2.0f);
+    const __m512 xx = _mm512_mul_ps(x, x), yy = _mm512_mul_ps(y, y), zz = _mm512_mul_ps(z, z);
+    const __m512 xy = _mm512_mul_ps(x, y), xz = _mm512_mul_ps(x, z), yz = _mm512_mul_ps(y, z);
+    const __m512 xs = _mm512_mul_ps(x, s), ys = _mm512_mul_ps(y, s), zs = _mm512_mul_ps(z, s);
+    r[0] = _mm512_sub_ps(one, _mm512_mul_ps(two, _mm512_add_ps(yy, zz)));
+    r[1] = _mm512_mul_ps(two, _mm512_sub_ps(xy, zs));
+    r[2] = _mm512_mul_ps(two, _mm512_add_ps(xz, ys));
+    r[3] = _mm512_mul_ps(two, _mm512_add_ps(xy, zs));
+    r[4] = _mm512_sub_ps(one, _mm512_mul_ps(two, _mm512_add_ps(xx, zz)));
+    r[5] = _mm512_mul_ps(two, _mm512_sub_ps(yz, xs));
+    r[6] = _mm512_mul_ps(two, _mm512_sub_ps(xz, ys));
+    r[7] = _mm512_mul_ps(two, _mm512_add_ps(yz, xs));
+    r[8] = _mm512_sub_ps(one, _mm512_mul_ps(two, _mm512_add_ps(xx, yy)));
+}
+
+SK_ALWAYS_INLINE void rot16(__m512 o[3], const __m512 r[9], __m512 x, __m512 y, __m512 z)
+{
+    for (int i = 0; i < 3; ++i)
+        o[i] = _mm512_fmadd_ps(r[3 * i + 2], z, _mm512_fmadd_ps(r[3 * i + 1], y,
+                                                                 _mm512_mul_ps(r[3 * i], x)));
+}
+
+/* q: 16 vertices' blended dual quaternions, vertex i in q[i] (overwritten). */
+SK_ALWAYS_INLINE void dqs16_finish(const xyz16_tables *tb, __m256 q[16], unsigned copy,
+                                   const float *pin, const float *nin, float *pout, float *nout,
+                                   int stream_p, int stream_n)
+{
+    const int normals = nin != NULL;
+    transpose8_ps(q);
+    transpose8_ps(q + 8);
+    __m512 c[8]; /* component c of vertices 0-7 | 8-15 */
+    for (int i = 0; i < 8; ++i)
+        c[i] = _mm512_insertf32x8(_mm512_castps256_ps512(q[i]), q[8 + i], 1);
+    const __m512 zero = _mm512_setzero_ps(), two = V16(2.0f);
+    __m512 n2 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(c[0], c[0]), _mm512_mul_ps(c[1], c[1])),
+                                            _mm512_mul_ps(c[2], c[2])), _mm512_mul_ps(c[3], c[3]));
+    const __mmask16 ok = _mm512_cmp_ps_mask(n2, zero, _CMP_GT_OQ);
+    const __m512 inv = inv_sqrt16(n2, ok);
+    const __mmask16 keep = (__mmask16)(~ok | copy);
+    const __m512 x = _mm512_mul_ps(c[0], inv), y = _mm512_mul_ps(c[1], inv);
+    const __m512 z = _mm512_mul_ps(c[2], inv), s = _mm512_mul_ps(c[3], inv);
+    const __m512 dx = _mm512_mul_ps(c[4], inv), dy = _mm512_mul_ps(c[5], inv);
+    const __m512 dz = _mm512_mul_ps(c[6], inv), dw = _mm512_mul_ps(c[7], inv);
+    __m512 rm[9];
+    quat16_matrix(rm, x, y, z, s);
+    const __m512 t0 = _mm512_mul_ps(two, _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(s, dx), _mm512_mul_ps(dw, x)),
+                                                       _mm512_sub_ps(_mm512_mul_ps(y, dz), _mm512_mul_ps(z, dy))));
+    const __m512 t1 = _mm512_mul_ps(two, _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(s, dy), _mm512_mul_ps(dw, y)),
+                                                       _mm512_sub_ps(_mm512_mul_ps(z, dx), _mm512_mul_ps(x, dz))));
+    const __m512 t2 = _mm512_mul_ps(two, _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(s, dz), _mm512_mul_ps(dw, z)),
+                                                       _mm512_sub_ps(_mm512_mul_ps(x, dy), _mm512_mul_ps(y, dx))));
+    __m512 p[3], nv[3] = {zero, zero, zero};
+    load16_xyz(tb, pin, p);
+    if (normals) load16_xyz(tb, nin, nv);
+    __m512 o[3];
+    rot16(o, rm, p[0], p[1], p[2]);
+    store16_xyz(tb, pout, _mm512_mask_blend_ps(keep, _mm512_add_ps(o[0], t0), p[0]),
+                _mm512_mask_blend_ps(keep, _mm512_add_ps(o[1], t1), p[1]),
+                _mm512_mask_blend_ps(keep, _mm512_add_ps(o[2], t2), p[2]), stream_p);
+    if (normals) {
+        __m512 m[3];
+        rot16(m, rm, nv[0], nv[1], nv[2]);
+        const __m512 m2 = _mm512_fmadd_ps(m[2], m[2], _mm512_fmadd_ps(m[1], m[1], _mm512_mul_ps(m[0], m[0])));
+        const __m512 mi = inv_sqrt16(m2, _mm512_cmp_ps_mask(m2, zero, _CMP_GT_OQ));
+        store16_xyz(tb, nout, _mm512_mask_blend_ps(keep, _mm512_mul_ps(m[0], mi), nv[0]),
+                    _mm512_mask_blend_ps(keep, _mm512_mul_ps(m[1], mi), nv[1]),
+                    _mm512_mask_blend_ps(keep, _mm512_mul_ps(m[2], mi), nv[2]), stream_n);
+    }
+}
+#endif
+
 /* One block: its blends, then the rest. */
 SK_ALWAYS_INLINE void dqs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, const float *pin,
                                  const float *nin, float *pout, float *nout, const float *sign,
@@ -1920,17 +2054,26 @@ SK_ALWAYS_INLINE void dqs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
             dqs16_quats qt;
             dqs16_sign_bits(&sb, sign, job->n_joints);
             dqs16_quats_make(&qt, job->prepared, job->n_joints);
+            xyz16_tables tb;
+            xyz16_make_tables(&tb);
+            /* big calls: a partial head until the positions are 64-byte aligned, then
+             * non-temporal stores (the normals' too where aligned at the same vertex) */
+            int stream = job->stream;
+            const int64_t head = stream_head(&stream, pout + 3 * v, 3 * sizeof(float), 16, 64,
+                                             end - v);
+            for (int64_t h = 0; h < head; h += 8)
+                dqs8_part(job, v + h, head - h < 8 ? head - h : 8, sign, it, kk, wt);
+            v += head > 0 ? head : 0;
+            const int sn = stream && normals && ((uintptr_t)(nout + 3 * v) & 63) == 0;
             for (; v + 16 <= end; v += 16) {
                 dqs16_stage st;
                 dqs16_stage_make(&st, job, v, it, &sb, &qt);
-                for (int h = 0; h < 2; ++h) {
-                    __m256 q[8];
-                    const unsigned copy = dqs16_blends(q, &st, h);
-                    const int64_t u = v + 8 * h;
-                    dqs8_finish(q, copy, pin + 3 * u, normals ? nin + 3 * u : NULL, pout + 3 * u,
-                                normals ? nout + 3 * u : NULL);
-                }
+                __m256 q[16];
+                const unsigned copy = dqs16_blends(q, &st, 0) | dqs16_blends(q + 8, &st, 1) << 8;
+                dqs16_finish(&tb, q, copy, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
+                             normals ? nout + 3 * v : NULL, stream, sn);
             }
+            if (stream) _mm_sfence(); /* non-temporal stores visible before the threads join */
         }
 #endif
         /* pipelined: the next block's blends are issued before this block's finish, so that

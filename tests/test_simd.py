@@ -329,9 +329,10 @@ def test_in_place(path, method, influences, random_palette):
     assert np.array_equal(P, want)
 
 
-@pytest.mark.parametrize("dtype", FLOATS)
-def test_large_outputs_misaligned_and_aligned(path, dtype, unit_rows, influences, random_palette,
-                                              assert_skin_close):
+@pytest.mark.parametrize("method, dtype", [("lbs", np.float32), ("lbs", np.float64),
+                                           ("dqs", np.float32)])  # float64 DQS never streams
+def test_large_outputs_misaligned_and_aligned(path, dtype, method, unit_rows, influences,
+                                              random_palette, assert_skin_close):
     """Above the non-temporal store threshold, with outputs at every alignment."""
     rng = np.random.default_rng(5)
     V, J = _core.build_info()[f"stream_min_{np.dtype(dtype).name}"] + 13, 64
@@ -340,15 +341,16 @@ def test_large_outputs_misaligned_and_aligned(path, dtype, unit_rows, influences
     idx, w = influences(rng, V, J, 4, np.uint16, dtype, zero_rows=[3, V - 2])
     pal = random_palette(rng, J)
     infl = sk.Influences(idx, w, J)
-    want_p, want_n = sk.lbs(P, infl, pal, normals=N)
-    rp, rn = ref.lbs(P, idx, w, pal, normals=N)
+    fn = getattr(sk, method)
+    want_p, want_n = fn(P, infl, pal, normals=N)
+    rp, rn = getattr(ref, method)(P, idx, w, pal, normals=N)
     assert_skin_close(want_p, rp, P, pal, TOL[dtype])
     np.testing.assert_allclose(want_n, rn, atol=10 * TOL[dtype])
     raw = np.empty(6 * V + 64, dtype)
-    for shift in (1, 2, 5):
+    for shift in (1, 2, 5, 8):
         out = raw[shift:shift + 3 * V].reshape(V, 3)
         out_n = raw[3 * V + 2 * shift:6 * V + 2 * shift].reshape(V, 3)
-        sk.lbs(P, infl, pal, normals=N, out=out, out_normals=out_n, threads=2)
+        fn(P, infl, pal, normals=N, out=out, out_normals=out_n, threads=2)
         assert np.array_equal(out, want_p) and np.array_equal(out_n, want_n), shift
 
 
