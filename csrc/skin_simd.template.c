@@ -488,8 +488,14 @@ SK_ALWAYS_INLINE float lbs16_blend(__m512 *m, __m512 *c, const sk_skin_job_f32 *
     for (int64_t k = 0; k < K; ++k) {
         float w;
         int64_t j;
-        SIMD_SLOT(simd_weight_f32, in, ip, wp, k, it, wt, job->n_joints, w, j);
-        const float *pj = job->prepared + SK_LBS_PREPARED_SIZE * j;
+        const float *pj;
+        if (kk == 8) { /* float weights, joints from offsets_k */
+            w = *(const float *)(wp + k * in->weights.elem);
+            pj = job->prepared + off[k];
+        } else {
+            SIMD_SLOT(simd_weight_f32, in, ip, wp, k, it, wt, job->n_joints, w, j);
+            pj = job->prepared + SK_LBS_PREPARED_SIZE * j;
+        }
         const __m512 wv = _mm512_set1_ps(w);
         total += w;
         am = _mm512_fmadd_ps(wv, _mm512_loadu_ps(pj), am);
@@ -636,7 +642,8 @@ SK_ALWAYS_INLINE unsigned lbs16_blends(__m512 *mb, __m512 *cb, const sk_skin_job
     for (int i = 0; i < 16; ++i) {
         float total = 0;
         if (i < n)
-            total = lbs16_blend(&mb[i], &cb[i], job, v0 + i, off + 4 * i, it, kk, wt, cof);
+            total = lbs16_blend(&mb[i], &cb[i], job, v0 + i, off + (kk == 8 ? 8 : 4) * i, it, kk,
+                                wt, cof);
         else if (cof)
             mb[i] = cb[i] = _mm512_setzero_ps();
         else
@@ -649,17 +656,17 @@ SK_ALWAYS_INLINE unsigned lbs16_blends(__m512 *mb, __m512 *cb, const sk_skin_job
 /* Vertices v0 .. v0 + n - 1 (n <= 16; the rest of the block is padding): inputs pin / nin and
  * outputs pout / nout hold 48 floats each (nin, nout NULL without normals).  All inputs are read
  * before any output is written, so out = positions works. */
-/* The joints of 16 vertices' K = 4 slots: offsets_k's offsets and, with `rows`, as pointers
- * into `prepared` (for lbs16_blend_rows). */
+/* The joints of 16 vertices' K = 4 or 8 slots: offsets_k's offsets and, with `rows` (K = 4),
+ * as pointers into `prepared` (for lbs16_blend_rows). */
 typedef struct {
-    int32_t off[64];
+    int32_t off[128];
     const float *row[64];
 } lbs16_joints;
 
 SK_ALWAYS_INLINE void lbs16_joints_of(lbs16_joints *jt, const sk_skin_job_f32 *job, int64_t v0,
-                                      int n, int rows, sk_index_type it)
+                                      int n, int rows, sk_index_type it, int K)
 {
-    offsets_k(jt->off, &job->influences, v0, n, it, job->n_joints, SK_LBS_PREPARED_SIZE, 4);
+    offsets_k(jt->off, &job->influences, v0, n, it, job->n_joints, SK_LBS_PREPARED_SIZE, K);
     for (int s = 0; rows && s < 64; ++s) jt->row[s] = job->prepared + jt->off[s];
 }
 
@@ -683,13 +690,14 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
     const sk_influences *in = &job->influences;
     const int by_group = kk == 4 && (!normals || rigid) && n == 16 && in->weights.row == 16 &&
                          in->weights.elem == 4;
-    /* K = 4: the joints from the caller (computed a block ahead: read right after their vector
-     * stores, store forwarding fails; 10-15% of a block), else here */
+    /* K = 4 and 8: the joints from the caller (computed a block ahead: read right after their
+     * vector stores, store forwarding fails; 10-15% of a block with K = 4, 15-19% with K = 8),
+     * else here */
     lbs16_joints own;
     const lbs16_joints *jt = ahead ? ahead : &own;
-    if (kk == 4) {
-        if (!ahead) lbs16_joints_of(&own, job, v0, n, by_group, it);
-        small = lbs16_small4(in, v0, n);
+    if (kk == 4 || kk == 8) {
+        if (!ahead) lbs16_joints_of(&own, job, v0, n, by_group, it, (int)kk);
+        if (kk == 4) small = lbs16_small4(in, v0, n);
     }
     const float *const *row = jt->row;
     const float *w = by_group ? (const float *)in->weights.data + 4 * v0 : NULL;
@@ -853,18 +861,20 @@ SK_ALWAYS_INLINE void lbs16_range(const sk_skin_job_f32 *job, int64_t begin, int
     const int shifted = stream && normals && !sn && ((uintptr_t)nout & 3) == 0;
     shift_stream ns = {.line = NULL};
     if (shifted) shift_begin(&ns, nout + 3 * v);
-    /* K = 4: the next block's joints computed before this block (as lbs4d_blocks), as row
-     * pointers when the block will blend by groups */
+    /* K = 4 and 8: the next block's joints computed before this block (as lbs4d_blocks), as
+     * row pointers when the block will blend by groups (K = 4) */
     const sk_influences *in = &job->influences;
-    const int rows = (!normals || rigid) && in->weights.row == 16 && in->weights.elem == 4;
+    const int rows = kk == 4 && (!normals || rigid) && in->weights.row == 16 &&
+                     in->weights.elem == 4;
+    const int ahead = kk == 4 || kk == 8;
     lbs16_joints jt[2];
-    if (kk == 4 && v + 16 <= end) lbs16_joints_of(&jt[0], job, v, 16, rows, it);
+    if (ahead && v + 16 <= end) lbs16_joints_of(&jt[0], job, v, 16, rows, it, (int)kk);
     for (int b = 0; v + 16 <= end; v += 16, b ^= 1) {
         if (stream && v + 16 * SK_PREFETCH_BLOCKS + 16 <= end)
             lbs16_prefetch(job, pin, nin, v + 16 * SK_PREFETCH_BLOCKS);
-        if (kk == 4 && v + 32 <= end) lbs16_joints_of(&jt[b ^ 1], job, v + 16, 16, rows, it);
+        if (ahead && v + 32 <= end) lbs16_joints_of(&jt[b ^ 1], job, v + 16, 16, rows, it, (int)kk);
         __m512 on[3];
-        lbs16_block(job, &tb, v, 16, kk == 4 ? &jt[b] : NULL, pin + 3 * v,
+        lbs16_block(job, &tb, v, 16, ahead ? &jt[b] : NULL, pin + 3 * v,
                     normals ? nin + 3 * v : NULL, pout + 3 * v, normals ? nout + 3 * v : NULL,
                     stream, sn, shifted ? on : NULL, rigid, it, kk, wt);
         if (shifted) shift_put48(&ns, on);
