@@ -24,6 +24,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Internal: a helper the compiler must inline, so that its constant arguments (index type, K)
+ * fold into each caller's own loop. */
+#if defined(__GNUC__) || defined(__clang__)
+#define SK_ALWAYS_INLINE static inline __attribute__((always_inline))
+#else
+#define SK_ALWAYS_INLINE static inline
+#endif
+
+/* Internal: GCC's and Clang's vector extensions (sk_v4_f32 / sk_v4_f64 in
+ * skin_common.template.h), which give the portable kernels SSE2 or NEON registers on any
+ * target without intrinsics; other compilers take the plain per-vertex code. */
+#if defined(__GNUC__) || defined(__clang__)
+#define SK_HAVE_VEC4 1
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

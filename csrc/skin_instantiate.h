@@ -12,6 +12,8 @@
 #error "define SK_TEMPLATE as the template's file name before including skin_instantiate.h"
 #endif
 
+#include <string.h>
+
 #define SK_T float
 #define SK_FN(name) name##_f32
 #define SK_JOB sk_skin_job_f32

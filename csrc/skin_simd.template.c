@@ -42,8 +42,6 @@
 #undef SK_ANYBAD_NAME
 #undef SK_ANYBAD_LINKAGE
 
-#define SK_ALWAYS_INLINE static inline __attribute__((always_inline))
-
 /* ------------------------------------------------------------------------------------------
  * Influence slots.  The index type is a compile-time constant in each instantiation (the
  * kernels switch on it once per call); the weight type is a predictable branch.

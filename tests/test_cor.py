@@ -320,7 +320,11 @@ def test_blend_ends_are_lbs_and_dqs(dtype, scene, poses):
     assert np.array_equal(b0[0], lbs[0]) and np.array_equal(b1[0], dqs[0])
     one_ulp = np.finfo(dtype).eps  # unit vectors, normalized once more
     for x, y in ((b0, lbs), (b1, dqs)):
-        assert np.abs(x[1] - y[1]).max() <= one_ulp and np.abs(x[2] - y[2]).max() <= one_ulp
+        assert np.abs(x[2] - y[2]).max() <= one_ulp
+    assert np.abs(b1[1] - dqs[1]).max() <= one_ulp
+    # a rigid palette: the portable LBS takes the blended matrix for the normals (as the SIMD
+    # kernels do), blend's LBS end the blended cofactors, equal to a few units in the last place
+    assert np.abs(b0[1] - lbs[1]).max() <= 4 * one_ulp
     # whatever SIMD path lbs / dqs take, the ends agree to their rounding
     fast = sk.lbs(s.P, s.idx, s.w, pal)
     assert np.abs(sk.skin(s.P, s.idx, s.w, pal, method="blend", blend=0.0) - fast).max() \
