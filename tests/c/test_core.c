@@ -127,6 +127,242 @@ static void case_lbs_dqs_interleaved(void)
     CHECK(sk_validate_influences_f32(&job.influences, 3, 2, &bad) == SK_ERR_NEGATIVE_WEIGHT && bad == 1);
 }
 
+/* ---- the portable kernels (the scalar path: what ARM and other CPUs run) against a plain
+ * double reference of LBS and rigid DQS, vertex by vertex ---- */
+
+enum { PV = 37, PJ = 5, PK = 5 }; /* vertices (odd: a partial block), joints, slots at most */
+
+typedef struct {
+    double quat[PJ][4], trans[PJ][3], scale[PJ]; /* joint j: scale[j] * R(quat[j]), trans[j] */
+    double pal[PJ][12];                           /* row-major 3x4 */
+    double p[PV][3], n[PV][3], t[PV][4], w[PV][PK];
+    int64_t idx[PV][PK];
+} portable_scene;
+
+static uint32_t lcg = 20261122u;
+static double rnd(void) /* [-1, 1) */
+{
+    lcg = lcg * 1664525u + 1013904223u;
+    return (double)(lcg >> 8) / 8388608.0 - 1.0;
+}
+
+static void quat_matrix(double r[9], const double q[4]) /* unit xyzw */
+{
+    const double x = q[0], y = q[1], z = q[2], s = q[3];
+    const double m[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - z * s), 2 * (x * z + y * s),
+                         2 * (x * y + z * s), 1 - 2 * (x * x + z * z), 2 * (y * z - x * s),
+                         2 * (x * z - y * s), 2 * (y * z + x * s), 1 - 2 * (x * x + y * y)};
+    memcpy(r, m, sizeof m);
+}
+
+static void unit3(double v[3])
+{
+    double l = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    for (int c = 0; c < 3; ++c) v[c] /= l;
+}
+
+/* K slots per vertex: random weights summing to 1, with a zero slot holding an out-of-range
+ * joint (never read) and vertex 5 all zeros (copied); `scaled`: joints scale by 0.5 .. 1.5. */
+static void portable_scene_make(portable_scene *sc, int K, int scaled)
+{
+    for (int j = 0; j < PJ; ++j) {
+        double a[3] = {rnd(), rnd(), rnd()}, angle = 3.0 * rnd(), r[9];
+        unit3(a);
+        for (int c = 0; c < 3; ++c) sc->quat[j][c] = a[c] * sin(angle / 2);
+        sc->quat[j][3] = cos(angle / 2);
+        sc->scale[j] = scaled ? 1.0 + 0.5 * rnd() : 1.0;
+        quat_matrix(r, sc->quat[j]);
+        for (int i = 0; i < 3; ++i) {
+            sc->trans[j][i] = 2 * rnd();
+            for (int c = 0; c < 3; ++c) sc->pal[j][4 * i + c] = sc->scale[j] * r[3 * i + c];
+            sc->pal[j][4 * i + 3] = sc->trans[j][i];
+        }
+    }
+    for (int v = 0; v < PV; ++v) {
+        double total = 0;
+        for (int c = 0; c < 3; ++c) {
+            sc->p[v][c] = 3 * rnd();
+            sc->n[v][c] = rnd();
+            sc->t[v][c] = rnd();
+        }
+        unit3(sc->n[v]);
+        unit3(sc->t[v]);
+        sc->t[v][3] = v % 2 ? 1.0 : -1.0;
+        for (int k = 0; k < K; ++k) {
+            sc->idx[v][k] = (v + 2 * k) % PJ;
+            sc->w[v][k] = k == 1 ? 0.0 : 1.25 + rnd();
+            if (k == 1) sc->idx[v][k] = 1000; /* zero weight: the index is never read */
+            total += sc->w[v][k];
+        }
+        for (int k = 0; k < K; ++k) sc->w[v][k] = v == 5 ? 0.0 : sc->w[v][k] / total;
+    }
+}
+
+/* cof(A) of a row-major 3x3 inside a 3x4 (det(A) A^-T), row-major 3x3 */
+static void cof33(double c[9], const double *a)
+{
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            const int i1 = (i + 1) % 3, i2 = (i + 2) % 3, j1 = (j + 1) % 3, j2 = (j + 2) % 3;
+            c[3 * i + j] = a[4 * i1 + j1] * a[4 * i2 + j2] - a[4 * i1 + j2] * a[4 * i2 + j1];
+        }
+}
+
+/* out[10] of vertex v: position a p + tr, normal c n and tangent a t normalized (its w
+ * copied); a's rows are `as` apart, c's 3. */
+static void apply_reference(double out[10], const portable_scene *sc, int v, const double *a,
+                            int as, const double tr[3], const double c[9])
+{
+    for (int i = 0; i < 3; ++i) {
+        out[i] = tr[i];
+        out[3 + i] = out[6 + i] = 0;
+        for (int k = 0; k < 3; ++k) {
+            out[i] += a[as * i + k] * sc->p[v][k];
+            out[3 + i] += c[3 * i + k] * sc->n[v][k];
+            out[6 + i] += a[as * i + k] * sc->t[v][k];
+        }
+    }
+    unit3(out + 3);
+    unit3(out + 6);
+    out[9] = sc->t[v][3];
+}
+
+/* LBS of vertex v (normal rule: 0 joint, 1 blend) into out[10]: position, normal, tangent xyzw */
+static void lbs_reference(double out[10], const portable_scene *sc, int v, int K, int rule)
+{
+    double m[12] = {0}, cj[9] = {0}, cb[9];
+    for (int k = 0; k < K; ++k) {
+        if (sc->w[v][k] == 0) continue;
+        const double *a = sc->pal[sc->idx[v][k]];
+        double c[9];
+        cof33(c, a);
+        for (int i = 0; i < 12; ++i) m[i] += sc->w[v][k] * a[i];
+        for (int i = 0; i < 9; ++i) cj[i] += sc->w[v][k] * c[i];
+    }
+    cof33(cb, m);
+    const double tr[3] = {m[3], m[7], m[11]};
+    apply_reference(out, sc, v, m, 4, tr, rule ? cb : cj);
+}
+
+/* rigid DQS of vertex v (Kavan et al.: every rotation in the pivot's hemisphere) into out[10] */
+static void dqs_reference(double out[10], const portable_scene *sc, int v, int K)
+{
+    int pivot = -1;
+    for (int k = 0; k < K; ++k)
+        if (sc->w[v][k] > 0 && (pivot < 0 || sc->w[v][k] > sc->w[v][pivot] ||
+                                (sc->w[v][k] == sc->w[v][pivot] &&
+                                 sc->idx[v][k] < sc->idx[v][pivot])))
+            pivot = k;
+    const double *q0 = sc->quat[sc->idx[v][pivot]];
+    double br[4] = {0}, bd[4] = {0};
+    for (int k = 0; k < K; ++k) {
+        if (sc->w[v][k] == 0) continue;
+        const double *q = sc->quat[sc->idx[v][k]], *t = sc->trans[sc->idx[v][k]];
+        double d[4] = {0.5 * (q[3] * t[0] + t[1] * q[2] - t[2] * q[1]), /* (t, 0) q / 2 */
+                       0.5 * (q[3] * t[1] + t[2] * q[0] - t[0] * q[2]),
+                       0.5 * (q[3] * t[2] + t[0] * q[1] - t[1] * q[0]),
+                       -0.5 * (t[0] * q[0] + t[1] * q[1] + t[2] * q[2])};
+        double w = sc->w[v][k];
+        if (q0[0] * q[0] + q0[1] * q[1] + q0[2] * q[2] + q0[3] * q[3] < 0) w = -w;
+        for (int i = 0; i < 4; ++i) br[i] += w * q[i], bd[i] += w * d[i];
+    }
+    double l = sqrt(br[0] * br[0] + br[1] * br[1] + br[2] * br[2] + br[3] * br[3]), r[9];
+    for (int i = 0; i < 4; ++i) br[i] /= l, bd[i] /= l;
+    quat_matrix(r, br);
+    const double x = br[0], y = br[1], z = br[2], s = br[3];
+    const double tr[3] = {2 * (s * bd[0] - bd[3] * x + (y * bd[2] - z * bd[1])),
+                          2 * (s * bd[1] - bd[3] * y + (z * bd[0] - x * bd[2])),
+                          2 * (s * bd[2] - bd[3] * z + (x * bd[1] - y * bd[0]))};
+    apply_reference(out, sc, v, r, 3, tr, r);
+}
+
+/* Runs sk_lbs / sk_dqs of one float type on the scene (indices as int64 when `wide`, else
+ * uint16) into got[v][10]: position, normal, tangent xyzw. */
+#define PORTABLE_RUN(T, SUFFIX)                                                                   \
+    static void portable_run_##SUFFIX(double got[PV][10], const portable_scene *sc, int K,        \
+                                      int wide, int dqs, int rule)                                \
+    {                                                                                             \
+        T p[PV][3], n[PV][3], t[PV][4], w[PV][PK], o[PV][10], pal[PJ * 12];                      \
+        T prep[PJ * SK_LBS_PREPARED_SIZE];                                                        \
+        uint16_t i16[PV][PK];                                                                     \
+        int64_t i64[PV][PK];                                                                      \
+        for (int v = 0; v < PV; ++v) {                                                            \
+            for (int c = 0; c < 3; ++c) p[v][c] = (T)sc->p[v][c], n[v][c] = (T)sc->n[v][c];      \
+            for (int c = 0; c < 4; ++c) t[v][c] = (T)sc->t[v][c];                                 \
+            for (int k = 0; k < K; ++k) {                                                         \
+                w[v][k] = (T)sc->w[v][k];                                                         \
+                i16[v][k] = (uint16_t)sc->idx[v][k];                                              \
+                i64[v][k] = sc->idx[v][k];                                                        \
+            }                                                                                     \
+        }                                                                                         \
+        for (int j = 0; j < PJ; ++j)                                                              \
+            for (int i = 0; i < 12; ++i) pal[12 * j + i] = (T)sc->pal[j][i];                      \
+        int64_t bad = -1;                                                                         \
+        CHECK((dqs ? sk_dqs_prepare_##SUFFIX(prep, pal, NULL, PJ, &bad)                           \
+                   : sk_lbs_prepare_##SUFFIX(prep, pal, PJ, &bad)) == SK_OK);                     \
+        sk_skin_job_##SUFFIX job;                                                                 \
+        memset(&job, 0, sizeof job);                                                              \
+        job.positions = (sk_stream){p, sizeof p[0], sizeof(T)};                                   \
+        job.normals = (sk_stream){n, sizeof n[0], sizeof(T)};                                     \
+        job.tangents = (sk_stream){t, sizeof t[0], sizeof(T)};                                    \
+        job.out_positions = (sk_stream){o, sizeof o[0], sizeof(T)};                               \
+        job.out_normals = (sk_stream){&o[0][3], sizeof o[0], sizeof(T)};                          \
+        job.out_tangents = (sk_stream){&o[0][6], sizeof o[0], sizeof(T)};                         \
+        job.influences = (sk_influences){                                                         \
+            {wide ? (void *)i64 : (void *)i16, wide ? sizeof i64[0] : sizeof i16[0],              \
+             wide ? sizeof(int64_t) : sizeof(uint16_t)},                                          \
+            wide ? SK_INDEX_I64 : SK_INDEX_U16, {w, sizeof w[0], sizeof(T)}, SK_WEIGHT_FLOAT, K};  \
+        job.prepared = prep;                                                                      \
+        job.n_joints = PJ;                                                                        \
+        job.normal_rule = rule ? SK_NORMALS_BLEND : SK_NORMALS_JOINT;                             \
+        if (dqs)                                                                                  \
+            sk_dqs_##SUFFIX(&job, 0, PV);                                                         \
+        else                                                                                      \
+            sk_lbs_##SUFFIX(&job, 0, PV);                                                         \
+        for (int v = 0; v < PV; ++v)                                                              \
+            for (int i = 0; i < 10; ++i) got[v][i] = (double)o[v][i];                             \
+    }
+PORTABLE_RUN(float, f32)
+PORTABLE_RUN(double, f64)
+#undef PORTABLE_RUN
+
+static void case_portable_kernels(void)
+{
+    const sk_simd before = sk_simd_current();
+    CHECK(sk_simd_select(SK_SIMD_SCALAR) == SK_OK);
+    for (int f64 = 0; f64 < 2; ++f64)
+        for (int K = 4; K <= 5; ++K) /* K = 4 and any K: separate instances */
+            for (int method = 0; method < 4; ++method) { /* LBS joint, blend, scaled; DQS */
+                portable_scene sc;
+                portable_scene_make(&sc, K, method == 2);
+                const double tol = f64 ? 1e-12 : 2e-5;
+                for (int wide = 0; wide < 2; ++wide) {
+                    double got[PV][10], want[10];
+                    if (f64)
+                        portable_run_f64(got, &sc, K, wide, method == 3, method == 1);
+                    else
+                        portable_run_f32(got, &sc, K, wide, method == 3, method == 1);
+                    for (int v = 0; v < PV; ++v) {
+                        if (v == 5) { /* zero weights: copied */
+                            const double one[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, zero[3] = {0};
+                            apply_reference(want, &sc, v, one, 3, zero, one);
+                        } else if (method == 3) {
+                            dqs_reference(want, &sc, v, K);
+                        } else {
+                            lbs_reference(want, &sc, v, K, method == 1);
+                        }
+                        int ok = 1;
+                        for (int i = 0; i < 10; ++i) ok &= fabs(got[v][i] - want[i]) < tol * 4;
+                        CHECK(ok);
+                        if (!ok)
+                            fprintf(stderr, "  f64 %d K %d method %d wide %d vertex %d\n", f64, K,
+                                    method, wide, v);
+                    }
+                }
+            }
+    CHECK(sk_simd_select(before) == SK_OK);
+}
+
 static void count_range(void *ctx, int64_t begin, int64_t end)
 {
     int *hits = (int *)ctx;
@@ -318,6 +554,7 @@ int main(void)
     case_inverse_bind_paths();
     case_palette_pre_post();
     case_lbs_dqs_interleaved();
+    case_portable_kernels();
     case_parallel_for_covers_each_item_once();
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
