@@ -254,15 +254,61 @@ static inline int SK_FN(sk_dqs_any_scale)(const SK_T *prep, int64_t stride, int6
     return any_scale;
 }
 
-/* The rest of DQS (below) for vertex v once its blends are made: b, the blended dual
- * quaternion; sb, the blended scale affine (row-major 3x4, with any_scale); with `rigid`, mr,
- * the blended rigid 3x4s (row-major).  0 when the blended real part is zero (the caller
- * copies the vertex). */
-static inline int SK_FN(sk_dqs_finish)(const SK_JOB *job, int64_t v, const SK_T b[8],
-                                       const SK_T sb[12], int any_scale, const SK_T *rigid,
-                                       const SK_T mr[12], const SK_T center[3], SK_T pos[3],
-                                       SK_T nrm[3], SK_T tan[3])
+/* DQS of vertex v into pos / nrm / tan; 0 when the vertex is copied (weights summing to
+ * <= 1e-6, or a zero blended real part).
+ *
+ * With `rigid` (joint 0's row-major 3x4 of the rigid part, joints `stride` apart) and `center`,
+ * the rotation is the same but the position is CoR's (Le & Hodgins 2016) in DQS's two phases:
+ * the blended scale moves the vertex and its center alike (v1 = Sb v, c1 = Sb c), then
+ * pos = R (v1 - c1) + sum w_i Rigid_i(c1), with the raw weights as LBS uses them. */
+static inline int SK_FN(sk_dqs_eval)(const SK_JOB *job, int64_t v, const SK_T *prep, int64_t stride,
+                                     int any_scale, const SK_T *rigid, const SK_T center[3],
+                                     SK_T pos[3], SK_T nrm[3], SK_T tan[3])
 {
+    const sk_influences *in = &job->influences;
+    int64_t idx[SK_SLOTS];
+    SK_T w[SK_SLOTS];
+    SK_T total = 0, best = -1;
+    int64_t pivot = 0;
+    /* The pivot pass: largest weight, ties to the smallest joint index, zero weights skipped. */
+    for (int64_t k0 = 0; k0 < in->k; k0 += SK_SLOTS) {
+        int64_t n = in->k - k0 < SK_SLOTS ? in->k - k0 : SK_SLOTS;
+        SK_FN(sk_load_slots)(in, v, k0, n, job->n_joints, idx, w);
+        for (int64_t i = 0; i < n; ++i) {
+            if (w[i] == 0) continue;
+            total += w[i];
+            if (w[i] > best || (w[i] == best && idx[i] < pivot)) {
+                best = w[i];
+                pivot = idx[i];
+            }
+        }
+    }
+    if (!(total > (SK_T)1e-6)) return 0;
+    const SK_T *q0 = prep + stride * pivot;
+    const SK_T inv_total = (SK_T)1 / total;
+    SK_T b[8] = {0}, sb[12] = {0}, mr[12] = {0};
+    for (int64_t k0 = 0; k0 < in->k; k0 += SK_SLOTS) {
+        int64_t n = in->k - k0 < SK_SLOTS ? in->k - k0 : SK_SLOTS;
+        if (in->k > SK_SLOTS) SK_FN(sk_load_slots)(in, v, k0, n, job->n_joints, idx, w);
+        for (int64_t i = 0; i < n; ++i) {
+            if (w[i] == 0) continue;
+            const SK_T *pj = prep + stride * idx[i];
+            /* Shortest arc: bring every rotation into the pivot's hemisphere.  The pivot does
+             * not depend on column order, so neither does the result; a dot of exactly 0 keeps
+             * its sign. */
+            SK_T dot = q0[0] * pj[0] + q0[1] * pj[1] + q0[2] * pj[2] + q0[3] * pj[3];
+            SK_T ws = dot < 0 ? -w[i] : w[i];
+            for (int q = 0; q < 8; ++q) b[q] += ws * pj[q];
+            if (any_scale) {
+                SK_T wn = w[i] * inv_total;
+                for (int q = 0; q < 12; ++q) sb[q] += wn * pj[8 + q];
+            }
+            if (rigid) {
+                const SK_T *rj = rigid + stride * idx[i];
+                for (int q = 0; q < 12; ++q) mr[q] += w[i] * rj[q];
+            }
+        }
+    }
     SK_T n2 = b[0] * b[0] + b[1] * b[1] + b[2] * b[2] + b[3] * b[3];
     if (!(n2 > 0)) return 0;
     SK_T inv = (SK_T)1 / (SK_T)sqrt((double)n2);
@@ -343,65 +389,6 @@ static inline int SK_FN(sk_dqs_finish)(const SK_JOB *job, int64_t v, const SK_T 
         SK_FN(sk_tangent_of)(tan, job, v, m, 3, 0);
     }
     return 1;
-}
-
-
-/* DQS of vertex v into pos / nrm / tan; 0 when the vertex is copied (weights summing to
- * <= 1e-6, or a zero blended real part).
- *
- * With `rigid` (joint 0's row-major 3x4 of the rigid part, joints `stride` apart) and `center`,
- * the rotation is the same but the position is CoR's (Le & Hodgins 2016) in DQS's two phases:
- * the blended scale moves the vertex and its center alike (v1 = Sb v, c1 = Sb c), then
- * pos = R (v1 - c1) + sum w_i Rigid_i(c1), with the raw weights as LBS uses them. */
-static inline int SK_FN(sk_dqs_eval)(const SK_JOB *job, int64_t v, const SK_T *prep, int64_t stride,
-                                     int any_scale, const SK_T *rigid, const SK_T center[3],
-                                     SK_T pos[3], SK_T nrm[3], SK_T tan[3])
-{
-    const sk_influences *in = &job->influences;
-    int64_t idx[SK_SLOTS];
-    SK_T w[SK_SLOTS];
-    SK_T total = 0, best = -1;
-    int64_t pivot = 0;
-    /* The pivot pass: largest weight, ties to the smallest joint index, zero weights skipped. */
-    for (int64_t k0 = 0; k0 < in->k; k0 += SK_SLOTS) {
-        int64_t n = in->k - k0 < SK_SLOTS ? in->k - k0 : SK_SLOTS;
-        SK_FN(sk_load_slots)(in, v, k0, n, job->n_joints, idx, w);
-        for (int64_t i = 0; i < n; ++i) {
-            if (w[i] == 0) continue;
-            total += w[i];
-            if (w[i] > best || (w[i] == best && idx[i] < pivot)) {
-                best = w[i];
-                pivot = idx[i];
-            }
-        }
-    }
-    if (!(total > (SK_T)1e-6)) return 0;
-    const SK_T *q0 = prep + stride * pivot;
-    const SK_T inv_total = (SK_T)1 / total;
-    SK_T b[8] = {0}, sb[12] = {0}, mr[12] = {0};
-    for (int64_t k0 = 0; k0 < in->k; k0 += SK_SLOTS) {
-        int64_t n = in->k - k0 < SK_SLOTS ? in->k - k0 : SK_SLOTS;
-        if (in->k > SK_SLOTS) SK_FN(sk_load_slots)(in, v, k0, n, job->n_joints, idx, w);
-        for (int64_t i = 0; i < n; ++i) {
-            if (w[i] == 0) continue;
-            const SK_T *pj = prep + stride * idx[i];
-            /* Shortest arc: bring every rotation into the pivot's hemisphere.  The pivot does
-             * not depend on column order, so neither does the result; a dot of exactly 0 keeps
-             * its sign. */
-            SK_T dot = q0[0] * pj[0] + q0[1] * pj[1] + q0[2] * pj[2] + q0[3] * pj[3];
-            SK_T ws = dot < 0 ? -w[i] : w[i];
-            for (int q = 0; q < 8; ++q) b[q] += ws * pj[q];
-            if (any_scale) {
-                SK_T wn = w[i] * inv_total;
-                for (int q = 0; q < 12; ++q) sb[q] += wn * pj[8 + q];
-            }
-            if (rigid) {
-                const SK_T *rj = rigid + stride * idx[i];
-                for (int q = 0; q < 12; ++q) mr[q] += w[i] * rj[q];
-            }
-        }
-    }
-    return SK_FN(sk_dqs_finish)(job, v, b, sb, any_scale, rigid, mr, center, pos, nrm, tan);
 }
 
 /* Hands [begin, end) to the SIMD kernel of the path in use: `avx512` or `avx2` (NULL where the

@@ -152,7 +152,7 @@ SK_ALWAYS_INLINE void SK_FN(v4_load3)(SK_FN(sk_v4) x[3], const sk_stream *s, int
 }
 
 /* Vertices v0 .. v0 + n - 1 (n <= 4), one per lane: the blends of dqs_blend_row, then
- * sk_dqs_finish's operations for four vertices at once (the same bits), so that their chains
+ * sk_dqs_eval's operations for four vertices at once (the same bits), so that their chains
  * of square roots and divisions overlap. */
 SK_ALWAYS_INLINE void SK_FN(dqs_block4)(const SK_JOB *job, int64_t v0, int n, sk_index_type it,
                                         int64_t kk, int any_scale)
@@ -209,7 +209,7 @@ SK_ALWAYS_INLINE void SK_FN(dqs_block4)(const SK_JOB *job, int64_t v0, int n, sk
     }
     if (job->tangents.data) {
         v4 m[9], tv[3];
-        for (int r = 0; r < 3; ++r) /* R Sb, as sk_dqs_finish */
+        for (int r = 0; r < 3; ++r) /* R Sb, as sk_dqs_eval */
             for (int c = 0; c < 3; ++c)
                 m[3 * r + c] = any_scale ? rm[3 * r] * sb[c] + rm[3 * r + 1] * sb[4 + c] +
                                                rm[3 * r + 2] * sb[8 + c]
