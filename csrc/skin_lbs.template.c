@@ -249,9 +249,7 @@ static int SK_FN(lbs_portable)(const SK_JOB *job, int64_t begin, int64_t end)
     int rule = LBS_MATRIX;
     if (job->normals.data && job->normal_rule == SK_NORMALS_BLEND)
         rule = LBS_BLEND;
-    else if (job->normals.data &&
-             !(job->cof_matrix ? job->cof_matrix > 0
-                               : SK_FN(sk_lbs_cof_is_matrix)(job->prepared, job->n_joints)))
+    else if (job->normals.data && !SK_COF_IS_MATRIX(job, SK_FN(sk_lbs_cof_is_matrix)))
         rule = LBS_COF;
     const int any_k = !(in->k == 4 && in->weight_type == SK_WEIGHT_FLOAT);
     table[in->index_type][any_k][rule](job, begin, end);

@@ -13,6 +13,12 @@ static inline int sk_simd_packed3(const sk_stream *s, ptrdiff_t size)
     return !s->data || (s->elem == size && s->row == 3 * size);
 }
 
+/* Whether every joint's cofactor is its 3x3 (sk_lbs_cof_is_matrix_f32 / _f64, passed as FN):
+ * from the job when its caller checked once per frame, else checked here, once per range.  The
+ * SIMD and the portable LBS kernels then blend normals with the matrices. */
+#define SK_COF_IS_MATRIX(job, FN)                                                                 \
+    ((job)->cof_matrix ? (job)->cof_matrix > 0 : FN((job)->prepared, (job)->n_joints))
+
 /* Vertices [begin, end) of an LBS or rigid-palette DQS job whose layout sk_simd_lbs_ok_* /
  * sk_simd_dqs_ok_* accepted; `prepared` from the matching prepare call. */
 void sk_lbs_avx2_f32(const sk_skin_job_f32 *job, int64_t begin, int64_t end);

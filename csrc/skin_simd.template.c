@@ -386,11 +386,6 @@ SK_ALWAYS_INLINE void rows4x4_f64(const double **row, const sk_influences *in, i
     }
 }
 
-/* Whether every joint's cofactor is its 3x3 (sk_lbs_cof_is_matrix): from the job when its
- * caller checked once per frame, else checked here, once per range. */
-#define SIMD_COF_IS_MATRIX(job, FN)                                                              \
-    ((job)->cof_matrix ? (job)->cof_matrix > 0 : FN((job)->prepared, (job)->n_joints))
-
 /* For K = 4 float weights: bit i set when vertex v0 + i sums its weights to <= 1e-6 (or is
  * padding, i >= n).  The sums are ((w0 + w1) + w2) + w3, the order of the per-slot loops. */
 SK_ALWAYS_INLINE unsigned small4_f32(const sk_influences *in, int64_t v0, int n, int cap)
@@ -699,12 +694,12 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
     }
     const float *const *row = jt->row;
     const float *w = by_group ? (const float *)in->weights.data + 4 * v0 : NULL;
-    if (by_group)
-        ;
-    else if (normals && !rigid)
-        small |= lbs16_blends(mb, cb, job, v0, n, jt->off, it, kk, wt, 1);
-    else /* positions only, or normals by the matrices themselves: no cofactor blend */
-        small |= lbs16_blends(mb, cb, job, v0, n, jt->off, it, kk, wt, 0);
+    if (!by_group) { /* (by groups: each group blends right before its products, below) */
+        if (normals && !rigid)
+            small |= lbs16_blends(mb, cb, job, v0, n, jt->off, it, kk, wt, 1);
+        else /* positions only, or normals by the matrices themselves: no cofactor blend */
+            small |= lbs16_blends(mb, cb, job, v0, n, jt->off, it, kk, wt, 0);
+    }
     uint64_t copy = 0; /* three bits per vertex: its lanes in the packed output */
     for (int i = 0; small && i < 16; ++i)
         if (small >> i & 1) copy |= (uint64_t)7 << (3 * i);
@@ -835,7 +830,7 @@ SK_ALWAYS_INLINE void lbs16_range(const sk_skin_job_f32 *job, int64_t begin, int
 {
     lbs16_tables tb;
     lbs16_make_tables(&tb);
-    const int rigid = job->normals.data && SIMD_COF_IS_MATRIX(job, sk_lbs_cof_is_matrix_f32);
+    const int rigid = job->normals.data && SK_COF_IS_MATRIX(job, sk_lbs_cof_is_matrix_f32);
     if (!packed_job(&job->positions, &job->out_positions, &job->normals, &job->out_normals, 4)) {
         for (int64_t v = begin; v < end; v += 16)
             lbs16_part(job, &tb, v, end - v < 16 ? end - v : 16, rigid, it, kk, wt);
@@ -1140,7 +1135,7 @@ SK_ALWAYS_INLINE void lbs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
                                  sk_index_type it, int64_t kk, sk_weight_type wt)
 {
     const int normals = job->normals.data != NULL;
-    const int rigid = normals && SIMD_COF_IS_MATRIX(job, sk_lbs_cof_is_matrix_f32);
+    const int rigid = normals && SK_COF_IS_MATRIX(job, sk_lbs_cof_is_matrix_f32);
     int64_t v = begin;
     if (packed_job(&job->positions, &job->out_positions, &job->normals, &job->out_normals, 4)) {
         const float *pin = (const float *)job->positions.data;
@@ -1427,7 +1422,7 @@ SK_ALWAYS_INLINE void lbs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
                                   sk_index_type it, int64_t kk, sk_weight_type wt)
 {
     const int normals = job->normals.data != NULL;
-    const int rigid = normals && SIMD_COF_IS_MATRIX(job, sk_lbs_cof_is_matrix_f64);
+    const int rigid = normals && SK_COF_IS_MATRIX(job, sk_lbs_cof_is_matrix_f64);
     int64_t v = begin;
     if (packed_job(&job->positions, &job->out_positions, &job->normals, &job->out_normals, 8)) {
         const double *pin = (const double *)job->positions.data;
