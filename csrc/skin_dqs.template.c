@@ -74,12 +74,14 @@ SK_ALWAYS_INLINE int SK_FN(dqs_blend_row)(const SK_JOB *job, int64_t v, sk_index
     const int64_t K = kk ? kk : in->k, J = job->n_joints;
     const char *ip = (const char *)in->indices.data + v * in->indices.row;
     const char *wp = (const char *)in->weights.data + v * in->weights.row;
-    /* the pivot: the largest weight, ties to the smallest joint index, zero weights skipped */
-    SK_T total = 0, best = -1;
-    int64_t pivot = 0;
+    /* the pivot: the largest weight, ties to the smallest joint index, zero weights skipped;
+     * with K = 4 the slots are kept for the blend below */
+    SK_T total = 0, best = -1, w4[4] = {0, 0, 0, 0};
+    int64_t pivot = 0, j4[4] = {0, 0, 0, 0};
     for (int64_t k = 0; k < K; ++k) {
         int64_t j;
         const SK_T wk = SK_FN(sk_slot)(in, ip, wp, k, it, kk, J, &j);
+        if (kk == 4) w4[k] = wk, j4[k] = j;
         const int better = wk != 0 && (wk > best || (wk == best && j < pivot));
         best = better ? wk : best;
         pivot = better ? j : pivot;
@@ -92,9 +94,13 @@ SK_ALWAYS_INLINE int SK_FN(dqs_blend_row)(const SK_JOB *job, int64_t v, sk_index
     const float *sign = job->dqs_sign ? job->dqs_sign + J * pivot : NULL;
     const SK_T inv_total = (SK_T)1 / total;
     v4 br = {0, 0, 0, 0}, bd = br, s0 = br, s1 = br, s2 = br;
-    for (int64_t k = 0; k < K; ++k) { /* the slots again (K may be large) */
+    for (int64_t k = 0; k < K; ++k) { /* the slots again: kept with K = 4, else re-read */
         int64_t j;
-        const SK_T wk = SK_FN(sk_slot)(in, ip, wp, k, it, kk, J, &j);
+        SK_T wk;
+        if (kk == 4)
+            j = j4[k], wk = w4[k];
+        else
+            wk = SK_FN(sk_slot)(in, ip, wp, k, it, kk, J, &j);
         if (wk == 0) continue;
         const SK_T *pj = job->prepared + SK_DQS_PREPARED_SIZE * j;
         /* shortest arc, as sk_dqs_eval (the sign from the same dot product; w times -1 is
