@@ -65,8 +65,18 @@ static PyArrayObject *get_array(PyObject *obj, const char *name, int typenum, in
     PyArray_Descr *d = PyArray_DESCR(a);
     int t = d->type_num;
     if (typenum >= 0 ? t != typenum : !is_float_type(t)) {
-        PyErr_Format(PyExc_TypeError, "%s has dtype %S, expected %s", name, (PyObject *)d,
-                     typenum >= 0 ? "a different one" : "float32 or float64");
+        PyArray_Descr *want = typenum >= 0 ? PyArray_DescrFromType(typenum) : NULL;
+        if (want) {
+            /* the vertex arrays' and outputs' float type is the positions' */
+            PyErr_Format(PyExc_TypeError, "%s has dtype %S, expected %S%s", name, (PyObject *)d,
+                         (PyObject *)want,
+                         is_float_type(typenum) && strcmp(name, "positions") != 0
+                             ? " (the positions' dtype)" : "");
+            Py_DECREF(want);
+        } else if (typenum < 0) {
+            PyErr_Format(PyExc_TypeError, "%s has dtype %S, expected float32 or float64", name,
+                         (PyObject *)d);
+        }
         return NULL;
     }
     if (!PyArray_ISNBO(d->byteorder)) {
@@ -141,8 +151,36 @@ static int overlaps(PyArrayObject *a, PyArrayObject *b)
     return r;
 }
 
-/* An output array: as get_array, writable, and not overlapping any of `inputs` (NULL-ended),
- * except that `allowed` (may be NULL) may be the very same array. */
+/* 1 when two elements of `a` may share bytes (a zero stride, or rows closer than a row is
+ * long): each axis's stride, smallest first, must step past everything the axes before it
+ * span.  This admits every view NumPy makes of a buffer without repeating elements
+ * (interleaved vertex buffers included). */
+static int elements_overlap(PyArrayObject *a)
+{
+    int nd = PyArray_NDIM(a), order[NPY_MAXDIMS], n = 0;
+    for (int i = 0; i < nd; ++i) {
+        if (PyArray_DIM(a, i) == 0) return 0;
+        if (PyArray_DIM(a, i) > 1) order[n++] = i;
+    }
+    for (int i = 1; i < n; ++i) /* insertion sort by |stride| */
+        for (int k = i; k > 0 && llabs((long long)PyArray_STRIDE(a, order[k])) <
+                                     llabs((long long)PyArray_STRIDE(a, order[k - 1])); --k) {
+            int tmp = order[k];
+            order[k] = order[k - 1];
+            order[k - 1] = tmp;
+        }
+    long long span = PyArray_ITEMSIZE(a);
+    for (int i = 0; i < n; ++i) {
+        long long step = llabs((long long)PyArray_STRIDE(a, order[i]));
+        if (step < span) return 1;
+        span += step * (PyArray_DIM(a, order[i]) - 1);
+    }
+    return 0;
+}
+
+/* An output array: as get_array, writable, its elements apart (elements_overlap), and not
+ * overlapping any of `inputs` (NULL-ended), except that `allowed` (may be NULL) may be the
+ * very same array. */
 static PyArrayObject *get_out(PyObject *obj, const char *name, int typenum, int ndim,
                               const npy_intp *shape, PyArrayObject **inputs, PyArrayObject *allowed)
 {
@@ -150,6 +188,11 @@ static PyArrayObject *get_out(PyObject *obj, const char *name, int typenum, int 
     if (!a) return NULL;
     if (!PyArray_ISWRITEABLE(a)) {
         PyErr_Format(PyExc_ValueError, "%s is read-only", name);
+        return NULL;
+    }
+    if (elements_overlap(a)) {
+        PyErr_Format(PyExc_ValueError, "%s has elements that share memory (a zero or too small "
+                     "stride): every output element needs its own place", name);
         return NULL;
     }
     for (PyArrayObject **in = inputs; in && *in; ++in) {
@@ -365,8 +408,13 @@ static PyArrayObject *get_influences(PyObject *io, PyObject *wo, npy_intp V, int
     PyArrayObject *idx = (PyArrayObject *)io;
     sk_index_type itype;
     if (!get_index_type(idx, &itype)) return NULL;
-    npy_intp s[2] = {V, -1};
-    if (!get_array(io, "indices", PyArray_TYPE(idx), 2, s)) return NULL;
+    if (!get_array(io, "indices", PyArray_TYPE(idx), 2, NULL)) return NULL;
+    if (V >= 0 && PyArray_DIM(idx, 0) != V) {
+        PyErr_Format(PyExc_ValueError, "the influences have %zd rows (indices, weights) but "
+                     "positions has %zd vertices", (Py_ssize_t)PyArray_DIM(idx, 0),
+                     (Py_ssize_t)V);
+        return NULL;
+    }
     npy_intp K = PyArray_DIM(idx, 1);
     if (K < 1) {
         PyErr_SetString(PyExc_ValueError, "indices must have at least one column (K = 0)");
@@ -587,6 +635,7 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
     sk_result r = SK_OK;
     int64_t bad = 0;
     const char *bad_name = "palette";
+    npy_intp bad_frame = 0;
     const char *pal_data = PyArray_BYTES(pal);
     float dqs_sign[SK_DQS_SIGN_MAX_J * SK_DQS_SIGN_MAX_J]; /* 16 KB */
     const void *piv_data = piv ? PyArray_DATA(piv) : NULL;
@@ -612,6 +661,7 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
     }
     for (npy_intp f = 0; r == SK_OK && f < Fk; ++f) {
         bad_name = "palette";
+        bad_frame = f;
         const char *kf = pal_data + (size_t)f * J * 12 * esize;
         char *pf = (char *)prep + (size_t)f * J * psize * esize;
         if (method >= 3)
@@ -688,6 +738,31 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
                      "%lld)", (long long)bad);
         return NULL;
     }
+    if (r == SK_ERR_NOT_FINITE && strcmp(bad_name, "palette") == 0) {
+        /* sk_*_prepare check the pivots too: name the one that is not finite */
+        int pivot_bad = 0;
+        for (int c = 0; piv && c < 3; ++c) {
+            const char *e = PyArray_BYTES(piv) + (bad * 3 + c) * esize;
+            pivot_bad |= t == NPY_FLOAT32 ? !isfinite(*(const float *)e)
+                                          : !isfinite(*(const double *)e);
+        }
+        if (pivot_bad)
+            PyErr_Format(PyExc_ValueError, "pivots: NaN or inf at joint %lld%s", (long long)bad,
+                         t == NPY_FLOAT32 ? " (in float32, the positions' dtype)" : "");
+        else if (Fk > 1)
+            PyErr_Format(PyExc_ValueError, "palette: NaN or inf at frame %zd, joint %lld%s",
+                         (Py_ssize_t)bad_frame, (long long)bad,
+                         t == NPY_FLOAT32 ? " (in float32, the positions' dtype)" : "");
+        else
+            PyErr_Format(PyExc_ValueError, "palette: NaN or inf at joint %lld%s",
+                         (long long)bad,
+                         t == NPY_FLOAT32 ? " (in float32, the positions' dtype)" : "");
+        return NULL;
+    }
+    if (r == SK_ERR_NOT_FINITE && strcmp(bad_name, "weights") == 0) {
+        PyErr_Format(PyExc_ValueError, "weights: NaN or inf at vertex %lld", (long long)bad);
+        return NULL;
+    }
     if (r != SK_OK) return raise_result(r, bad_name, bad);
     Py_RETURN_NONE;
 }
@@ -713,6 +788,10 @@ static PyObject *py_validate_influences(PyObject *self, PyObject *args)
     r = wt == NPY_FLOAT64 ? sk_validate_influences_f64(&infl, V, J, &bad)
                           : sk_validate_influences_f32(&infl, V, J, &bad);
     Py_END_ALLOW_THREADS
+    if (r == SK_ERR_NOT_FINITE) {
+        PyErr_Format(PyExc_ValueError, "weights: NaN or inf at vertex %lld", (long long)bad);
+        return NULL;
+    }
     if (r != SK_OK)
         return raise_result(r, r == SK_ERR_INDEX_RANGE ? "indices" : "weights", bad);
     Py_RETURN_NONE;
@@ -1181,6 +1260,20 @@ static PyObject *py_centers_of_rotation(PyObject *self, PyObject *args)
     PyMem_RawFree(prep);
     if (no_memory) return PyErr_NoMemory();
     if (r == SK_OK) Py_RETURN_NONE;
+    if (r == SK_ERR_NOT_FINITE && bad_name[0] == 'f') {
+        const char *row = (const char *)PyArray_DATA(pos) + bad * PyArray_STRIDE(pos, 0);
+        int finite = 1;
+        for (int c = 0; c < 3; ++c) {
+            const char *e = row + c * PyArray_STRIDE(pos, 1);
+            finite &= t == NPY_FLOAT32 ? isfinite(*(const float *)e) : isfinite(*(const double *)e);
+        }
+        PyErr_Format(PyExc_ValueError,
+                     finite ? "positions: coordinate beyond 1e150 at vertex %lld (triangle areas "
+                              "would overflow)"
+                            : "positions: NaN or inf at vertex %lld",
+                     (long long)bad);
+        return NULL;
+    }
     if (r == SK_ERR_INDEX_RANGE && bad_name[0] == 'f') {
         PyErr_Format(PyExc_IndexError, "faces: vertex index outside [0, %zd) at face %lld",
                      (Py_ssize_t)V, (long long)bad);

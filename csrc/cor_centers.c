@@ -374,6 +374,23 @@ static void cor_load_position(const sk_centers_mesh *m, int f32, int64_t v, doub
                    : *(const double *)(row + i * m->positions.elem);
 }
 
+/* The positions: finite and within SK_BIND_MAX_COORD (triangle areas multiply two coordinates,
+ * and their sums would overflow to inf and make every center NaN: "no center", so CoR skinning
+ * would quietly fall back to LBS).  SK_ERR_NOT_FINITE with *bad = the first such vertex. */
+static sk_result cor_check_positions(const sk_centers_mesh *m, int f32, int64_t *bad)
+{
+    for (int64_t v = 0; v < m->n_vertices; ++v) {
+        double p[3];
+        cor_load_position(m, f32, v, p);
+        if (!(fabs(p[0]) <= SK_BIND_MAX_COORD && fabs(p[1]) <= SK_BIND_MAX_COORD &&
+              fabs(p[2]) <= SK_BIND_MAX_COORD)) {
+            if (bad) *bad = v;
+            return SK_ERR_NOT_FINITE;
+        }
+    }
+    return SK_OK;
+}
+
 /* Checks the faces and sizes everything, once the vertex rows exist. */
 static sk_result cor_plan(cor_ctx *x, sk_centers_plan *plan, int n_threads, int64_t *bad)
 {

@@ -27,6 +27,7 @@ sk_result SK_FN(sk_centers_prepare)(void *prep, sk_centers_plan *plan,
                                     const sk_centers_mesh *mesh, int n_threads, int64_t *bad)
 {
     sk_result r = cor_check(mesh);
+    if (r == SK_OK) r = cor_check_positions(mesh, sizeof(SK_T) == sizeof(float), bad);
     if (r != SK_OK) return r;
     cor_ctx x;
     cor_init(&x, mesh, prep, sizeof(SK_T) == sizeof(float));

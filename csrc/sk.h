@@ -563,7 +563,9 @@ typedef struct sk_centers_plan {
 size_t sk_centers_prepare_size(int64_t n_vertices, int64_t k, int64_t n_triangles);
 
 /* Step 1: reads the weights into `prep` and plans step 2.  SK_ERR_BAD_ARGUMENT for corners not
- * 3 or 4, K < 1, sigma not finite and > 0, subdivide not finite and >= 0; SK_ERR_INDEX_RANGE
+ * 3 or 4, K < 1, sigma not finite and > 0, subdivide not finite and >= 0; SK_ERR_NOT_FINITE
+ * with *bad = the vertex for a position that is NaN, inf or beyond SK_BIND_MAX_COORD (the
+ * triangle areas would overflow); SK_ERR_INDEX_RANGE
  * with *bad = the face for a face index outside [0, V); SK_ERR_TOO_LARGE for a joint index >=
  * SK_CENTERS_MAX_JOINTS (*bad = that index) or sizes beyond memory. */
 sk_result sk_centers_prepare_f32(void *prep, sk_centers_plan *plan, const sk_centers_mesh *mesh,

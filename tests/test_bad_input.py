@@ -369,6 +369,103 @@ def test_skin_rigid_validates_raw_influences(rig):
            rig.palette, method="rigid", out=np.zeros((V, 3)))
 
 
+def test_messages_name_what_is_wrong(rig):
+    """The message says which dtype is expected, which argument disagrees, and where a bad
+    value sits (frame and joint of a palette stack; the pivots, not the palette)."""
+    r32 = Rig(np.float32)
+    out = np.zeros((V, 3))
+    expect(TypeError, r"out has dtype float32, expected float64 \(the positions' dtype\)",
+           sk.lbs, rig.positions, rig.indices, rig.weights, rig.palette,
+           out=np.zeros((V, 3), np.float32))
+    expect(TypeError, r"normals has dtype float64, expected float32 \(the positions' dtype\)",
+           sk.lbs, r32.positions, r32.indices, r32.weights, r32.palette,
+           normals=rig.normals)
+    expect(ValueError, f"influences have {V} rows .* positions has {V - 1} vertices", sk.lbs,
+           rig.positions[:-1], sk.Influences(rig.indices, rig.weights, J), rig.palette)
+    stack = np.stack([rig.palette] * 3)
+    stack[2, 1, 0, 0] = np.nan
+    for method in METHODS:
+        fn, args, kw = kernel_call(method, rig, palette=stack, out=np.zeros((3, V, 3)))
+        expect(ValueError, "palette: NaN or inf at frame 2, joint 1", fn, *args, **kw)
+    expect(ValueError, "weights: NaN or inf at vertex 4", sk.lbs, rig.positions, rig.indices,
+           _poke(rig.weights, (4, 1), np.inf), rig.palette, out=out)
+    expect(ValueError, "weights: NaN or inf at vertex 4", sk.Influences, rig.indices,
+           _poke(rig.weights, (4, 1), np.nan), J)
+    # finite float64 pivots beyond float32's range: the pivots are named, not the palette
+    big = rig.pivots.copy()
+    big[2] = 1e300
+    expect(ValueError, "pivots: NaN or inf at joint 2", sk.dqs, r32.positions, r32.indices,
+           r32.weights, r32.scaled.astype(np.float32), pivots=big,
+           out=np.zeros((V, 3), np.float32))
+
+
+def test_output_elements_must_not_share_memory(rig):
+    """An out whose rows repeat memory (a zero stride) would keep the last write; refused.
+    Views of a wider buffer (interleaved vertex data) are fine."""
+    rep = np.lib.stride_tricks.as_strided(np.zeros(3), (V, 3), (0, 8))
+    short = np.lib.stride_tricks.as_strided(np.zeros(V * 3), (V, 3), (16, 8))
+    for method in METHODS + ["cor", "blend"]:
+        for bad in (rep, short):
+            fn, args, kw = kernel_call(method, rig, out=bad)
+            expect(ValueError, "out has elements that share memory", fn, *args, **kw)
+        fn, args, kw = kernel_call(method, rig, normals=rig.normals,
+                                   out_normals=np.lib.stride_tricks.as_strided(
+                                       np.zeros(3), (V, 3), (0, 8)))
+        expect(ValueError, "out_normals has elements that share memory", fn, *args, **kw)
+        buf = np.zeros((V, 8))
+        fn, args, kw = kernel_call(method, rig, out=buf[:, 1:4])
+        want = fn(*args, **{**kw, "out": None})
+        fn(*args, **kw)
+        np.testing.assert_array_equal(buf[:, 1:4], want)
+        assert not buf[:, [0, 4, 5, 6, 7]].any()
+
+
+def test_huge_thread_counts_mean_all_threads(rig):
+    want = sk.lbs(rig.positions, rig.indices, rig.weights, rig.palette)
+    for n in (2**31, 2**64):
+        got = sk.lbs(rig.positions, rig.indices, rig.weights, rig.palette, threads=n)
+        np.testing.assert_array_equal(got, want)
+    before = sk.get_num_threads()
+    try:
+        sk.set_num_threads(2**70)
+        np.testing.assert_array_equal(
+            sk.dqs(rig.positions, rig.indices, rig.weights, rig.palette),
+            sk.dqs(rig.positions, rig.indices, rig.weights, rig.palette, threads=1))
+    finally:
+        sk.set_num_threads(before)
+    expect(ValueError, "n_joints", sk.Influences, rig.indices, rig.weights, 2**70)
+
+
+def test_skin_methods_refuse_keywords_they_do_not_use(rig):
+    """skin() passes keywords on to the method's function, which refuses those it does not
+    take (TypeError naming them): rigid takes neither pivots nor normal_rule, lbs no pivots,
+    dqs no normal_rule; a wrong normal_rule is a ValueError where it is taken."""
+    call = (sk.skin, rig.positions, rig.indices, rig.weights, rig.palette)
+    for method, kw in (("rigid", {"pivots": rig.pivots}), ("rigid", {"normal_rule": "joint"}),
+                       ("lbs", {"pivots": rig.pivots}), ("dqs", {"normal_rule": "joint"})):
+        expect(TypeError, list(kw)[0], *call, method=method, out=np.zeros((V, 3)), **kw)
+    for method in ("lbs", "cor", "blend"):
+        fn, args, kw = kernel_call(method, rig, normal_rule="bogus", out=np.zeros((V, 3)))
+        expect(ValueError, "normal_rule", fn, *args, **kw)
+
+
+@pytest.mark.parametrize("call", ["global_transforms", "inverse_bind", "pivots", "palette",
+                                  "Influences.astype", "Primitive.astype"])
+@pytest.mark.parametrize("dtype", [np.int32, "U3", bool, np.float16, "not a dtype"])
+def test_result_dtype_must_be_float32_or_float64(rig, call, dtype):
+    skel = rig.skeleton
+    fn = {"global_transforms": skel.global_transforms, "inverse_bind": skel.inverse_bind,
+          "pivots": skel.pivots, "palette": skel.palette,
+          "Influences.astype": sk.Influences(rig.indices, rig.weights, J).astype,
+          "Primitive.astype": sk.rigs.cylinder().astype}[call]
+    with pytest.raises(TypeError, match="dtype must be float32 or float64"):
+        fn(dtype=dtype)
+    got = fn(dtype="float32")
+    got = {"Influences.astype": lambda g: g.weights,
+           "Primitive.astype": lambda g: g.positions}.get(call, lambda g: g)(got)
+    assert got.dtype == np.float32
+
+
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
 @pytest.mark.parametrize("method", ["lbs", "dqs", "skin-rigid"])
 def test_index_out_of_range_names_the_first_vertex(rig, method, index_dtype):

@@ -312,9 +312,24 @@ def test_degenerate_and_empty():
     Pz = P.copy()
     Pz[:] = 1.0  # every triangle has zero area
     assert np.isnan(sk.centers_of_rotation(Pz, F, idx, w)).all()
-    Pn = P.copy()
-    Pn[F[0, 0]] = np.nan  # NaN positions propagate, nothing raises
-    assert np.isnan(sk.centers_of_rotation(Pn, F, idx, w)).any()
+
+
+@pytest.mark.parametrize("dtype, value", [(np.float64, np.nan), (np.float64, np.inf),
+                                          (np.float64, -np.inf), (np.float64, 1e300),
+                                          (np.float32, np.nan), (np.float32, -np.inf)])
+def test_positions_not_finite_or_huge(dtype, value):
+    # NaN centers mean "no center" (CoR then does LBS there): a NaN, an inf, or a coordinate
+    # whose triangle areas overflow must raise instead of turning into NaN centers
+    rng = np.random.default_rng(1)
+    P, F, idx, w = random_mesh(rng, K=2)
+    P = P.astype(dtype)
+    v = int(F[3, 1])
+    P[v, 2] = value
+    word = "coordinate beyond 1e150" if np.isfinite(value) else "NaN or inf"
+    with pytest.raises(ValueError, match=f"positions: {word} at vertex {v}"):
+        sk.centers_of_rotation(P, F, idx, w.astype(dtype))
+    with pytest.raises(ValueError, match=f"positions: {word} at vertex {v}"):
+        sk.centers_of_rotation(P, F, sk.Influences(idx, w.astype(dtype), int(idx.max()) + 1))
 
 
 # ---------------------------------------------------------------------------------------------

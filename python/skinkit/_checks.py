@@ -22,6 +22,18 @@ def real_array(x, name):
     return a
 
 
+def result_float_dtype(dtype, name="dtype"):
+    """A caller's ``dtype=`` for float results: float32 or float64 (anything NumPy reads as
+    one), else TypeError naming ``name``."""
+    try:
+        d = np.dtype(dtype)
+    except TypeError:
+        d = None
+    if d is None or d not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise TypeError(f"{name} must be float32 or float64, got {dtype!r}")
+    return d
+
+
 def float_dtype(*arrays):
     """float32 when every array is float32, else float64 (the result dtype of skeleton math)."""
     return np.float32 if all(a.dtype == np.float32 for a in arrays) else np.float64

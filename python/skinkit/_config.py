@@ -23,13 +23,17 @@ def _env_int(name, default):
     return n
 
 
+# The C core runs at most 64 threads; a larger count means as many (and must fit a C int).
+_MAX_THREADS = 1 << 16
+
+
 def set_num_threads(n):
     """Set the default ``threads=`` of every kernel (starts at 1, or ``SKINKIT_NUM_THREADS``)."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"n must be an int, got {type(n).__name__}")
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
-    _settings["threads"] = int(n)
+    _settings["threads"] = min(int(n), _MAX_THREADS)
 
 
 def get_num_threads():
@@ -45,7 +49,7 @@ def resolve_threads(threads):
         raise TypeError(f"threads must be an int or None, got {type(threads).__name__}")
     if threads < 1:
         raise ValueError(f"threads must be >= 1, got {threads}")
-    return int(threads)
+    return min(int(threads), _MAX_THREADS)
 
 
 def resolve_strict(strict):

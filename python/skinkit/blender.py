@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._checks import result_float_dtype
 from .mesh import SkinnedMesh
 from .skeleton import Skeleton
 from .skinning import Influences
@@ -132,6 +133,7 @@ def read_influences(mesh_object, names, k=None, deform=None, dtype=np.float32):
     Influences with int32 indices and raw weights (rows may sum to anything: Blender
     renormalizes at evaluation, skinkit does not; use :func:`skinkit.weights.normalize`).
     """
+    dtype = result_float_dtype(dtype)
     if getattr(mesh_object, "type", None) != "MESH":
         raise TypeError("mesh_object must be a Blender mesh object")
     index = {n: j for j, n in enumerate(names)}
@@ -217,6 +219,7 @@ def from_blender(mesh_object, armature_object=None, k=None, dtype=np.float32, sp
         Weights raw, as stored in the vertex groups.
     rig : BlenderRig
     """
+    dtype = result_float_dtype(dtype)
     if space not in ("object", "armature"):
         raise ValueError(f"space must be 'object' or 'armature', got {space!r}")
     if armature_object is None:

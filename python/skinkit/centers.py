@@ -61,7 +61,8 @@ def centers_of_rotation(positions, faces, *influences, sigma=0.1, subdivide=Fals
     Parameters
     ----------
     positions : (V, 3) float32 or float64
-        Rest positions, read in place (any strides).
+        Rest positions, read in place (any strides); NaN, inf or a coordinate beyond 1e150 is a
+        ValueError naming the vertex.
     faces : (T, 3) or (T, 4) integer array
         Triangles, or quads (each split into ``(0, 1, 2)`` and ``(0, 2, 3)``); vertex indices in
         ``[0, V)``.  uint8 / uint16 / uint32 / int32 / int64 are read in place, other integer

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import transforms as tf
-from ._checks import positive_int, real_array, transforms
+from ._checks import positive_int, real_array, result_float_dtype, transforms
 from .mesh import Clip, SkinnedMesh
 from .skeleton import Skeleton
 
@@ -52,6 +52,7 @@ class Primitive:
         return Primitive(self.positions @ a.T + m[:3, 3], n, faces)
 
     def astype(self, dtype):
+        dtype = result_float_dtype(dtype)
         return Primitive(self.positions.astype(dtype), self.normals.astype(dtype), self.faces)
 
 

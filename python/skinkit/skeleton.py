@@ -11,7 +11,8 @@ import numpy as np
 
 from . import _core
 from . import transforms as tf
-from ._checks import affine_3x4, float_dtype, no_overlap, out_array, real_array, transforms
+from ._checks import (affine_3x4, float_dtype, no_overlap, out_array, real_array,
+                      result_float_dtype, transforms)
 
 __all__ = ["Skeleton", "forward_kinematics", "skinning_palette", "topological_order"]
 
@@ -326,6 +327,7 @@ class Skeleton:
         -------
         (J, r, 4) or (F, J, r, 4) ``dtype``, ``r`` (4 or 3) as ``local``.
         """
+        dtype = result_float_dtype(dtype)
         if local is None:
             local = self.local_bind
         loc, rows = transforms(local, "local", batch_ndim=(1, 2))
@@ -352,6 +354,7 @@ class Skeleton:
         rotations stored in float32) takes the general affine inverse.  A singular bind pose
         raises ``ValueError`` naming ``local_bind`` and the joint.
         """
+        dtype = result_float_dtype(dtype)
         g = self.bind_globals()
         try:
             ib = _core.inverse_bind(np.empty_like(g), g)
@@ -383,6 +386,7 @@ class Skeleton:
     def pivots(self, dtype=np.float64):
         """Bind positions of the joints (DQS pivots): the translations of the bind globals,
         ``(J, 3)`` ``dtype``."""
+        dtype = result_float_dtype(dtype)
         return np.ascontiguousarray(self.bind_globals()[:, :3, 3], dtype=dtype)
 
     def palette(self, local=None, base=None, bind_shape=None, root=None, dtype=np.float64):
@@ -402,6 +406,7 @@ class Skeleton:
         -------
         (J, r, 4) or (F, J, r, 4) ``dtype``, ready for :func:`skinkit.lbs` and friends.
         """
+        dtype = result_float_dtype(dtype)
         g = self.global_transforms(local, root=root)
         return skinning_palette(g, self.inverse_bind(), base=base,
                                 bind_shape=bind_shape).astype(dtype, copy=False)

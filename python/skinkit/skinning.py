@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
-from ._checks import real_array, transforms
+from ._checks import real_array, result_float_dtype, transforms
 from ._config import resolve_strict, resolve_threads
 
 __all__ = ["Influences", "rigid", "lbs", "dqs", "cor", "skin"]
@@ -41,8 +41,8 @@ class Influences:
     def __init__(self, indices, weights, n_joints):
         if isinstance(n_joints, bool) or not isinstance(n_joints, (int, np.integer)):
             raise TypeError(f"n_joints must be an int, got {type(n_joints).__name__}")
-        if n_joints < 1:
-            raise ValueError(f"n_joints must be >= 1, got {n_joints}")
+        if not 1 <= n_joints <= np.iinfo(np.int64).max:
+            raise ValueError(f"n_joints must be in [1, 2**63), got {n_joints}")
         indices = indices if isinstance(indices, np.ndarray) else np.asarray(indices)
         weights = weights if isinstance(weights, np.ndarray) else np.asarray(weights)
         _core.validate_influences(indices, weights, int(n_joints))
@@ -63,6 +63,7 @@ class Influences:
 
     def astype(self, dtype):
         """The same influences with float weights of ``dtype`` (a copy; unorm weights decoded)."""
+        dtype = result_float_dtype(dtype)
         w = self.weights
         scale = {np.dtype(np.uint8): 255.0, np.dtype(np.uint16): 65535.0}.get(w.dtype, 1.0)
         return Influences(self.indices, (w / scale).astype(dtype), self.n_joints)
@@ -123,7 +124,8 @@ def _pivots(pivots, n_joints, dtype):
         raise ValueError(f"pivots must have shape ({n_joints}, 3), got {p.shape}")
     if p.dtype.kind == "f" and not np.all(np.isfinite(p)):
         raise ValueError("pivots contains NaN or inf")
-    return np.ascontiguousarray(p, dtype=dtype)
+    with np.errstate(over="ignore"):  # a value too big for float32 becomes inf: refused in C
+        return np.ascontiguousarray(p, dtype=dtype)
 
 
 def _influences(args, method):
@@ -367,10 +369,9 @@ def skin(positions, *args, method="lbs", centers=None, blend=None, **kwargs):
         elif validated_joints > J:
             raise ValueError(f"influences were validated for {validated_joints} joints, the "
                              f"palette has {J}")
+        # as lbs and dqs, rigid takes only its own keywords (pivots, normal_rule: TypeError)
         best = np.argmax(w, axis=1)
         j = np.take_along_axis(idx, best[:, None], 1)[:, 0].astype(np.int64)
         j[~np.any(w > 0, axis=1)] = -1
-        kwargs.pop("pivots", None)
-        kwargs.pop("normal_rule", None)
         return rigid(positions, j, rest[0], **kwargs)
     raise ValueError(f"method must be 'rigid', 'lbs', 'dqs', 'cor' or 'blend', got {method!r}")
