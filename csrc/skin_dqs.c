@@ -99,13 +99,91 @@ static int dqs_has_scale(const double k[12])
     return det3(k) < 0;
 }
 
+/* Singular values closer than this (relative to the largest) count as equal when a mirror's
+ * sign is placed (polar3_mirror_tie): the tolerance within which dqs_has_scale calls a joint
+ * rigid, and well above a float32 palette's rounding. */
+#define SK_POLAR_TIE 1e-5
+
+/* polar3 for a mirrored A (negative determinant) whose smallest singular value is shared by
+ * several directions (all three for a plain mirror, within SK_POLAR_TIE): the sign may go on
+ * any unit n of that space T, each giving R = Q (I - 2 n n^T), Q = A V diag(1/sigma) V^T the
+ * orthogonal factor.  The n taken leaves the smallest rotation (the least n^T sym(Q) n), so a
+ * mirror is R = I and S the mirror; where several do (A = -s I), the coordinate axis nearest
+ * that set, the first of equals.  S = R^T A, not symmetrized (T is a tie within tolerance, so
+ * S is symmetric within it, and R S = A to rounding).  transforms.polar is the reference.
+ * Returns 0 (nothing written) when the smallest singular value is not shared. */
+static int polar3_mirror_tie(const double k[12], const double sigma[3], const double vec[9],
+                             double rot[9], double sym[9])
+{
+    int first = 2; /* T = span of vec's columns first..2 */
+    while (first > 0 && sigma[first - 1] - sigma[2] <= SK_POLAR_TIE * sigma[0]) --first;
+    if (first == 2 || !(sigma[2] > 0)) return 0;
+    double w[9], q[9], g[9];
+    for (int r = 0; r < 3; ++r) /* W = V diag(1/sigma) V^T */
+        for (int c = 0; c < 3; ++c) {
+            w[3 * r + c] = 0;
+            for (int i = 0; i < 3; ++i) w[3 * r + c] += vec[3 * r + i] * vec[3 * c + i] / sigma[i];
+        }
+    for (int r = 0; r < 3; ++r) /* Q = A W */
+        for (int c = 0; c < 3; ++c)
+            q[3 * r + c] = k[4 * r] * w[c] + k[4 * r + 1] * w[3 + c] + k[4 * r + 2] * w[6 + c];
+    /* G = P sym(Q) P + 4 (I - P), P the projector on T: its least eigenvector is the least
+     * n^T sym(Q) n over unit n in T (sym(Q)'s eigenvalues lie in [-1, 1]) */
+    double p[9], hp[9];
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) {
+            p[3 * r + c] = 0;
+            for (int i = first; i < 3; ++i) p[3 * r + c] += vec[3 * r + i] * vec[3 * c + i];
+        }
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) {
+            hp[3 * r + c] = 0;
+            for (int m = 0; m < 3; ++m)
+                hp[3 * r + c] += 0.5 * (q[3 * r + m] + q[3 * m + r]) * p[3 * m + c];
+        }
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) {
+            g[3 * r + c] = 4.0 * ((r == c) - p[3 * r + c]);
+            for (int m = 0; m < 3; ++m) g[3 * r + c] += p[3 * r + m] * hp[3 * m + c];
+        }
+    double e[3], ev[9], n[3];
+    sym_eigen3(g, e, ev);
+    int least = 2; /* eigenvectors least..2 share the least value (within 1e-6) */
+    while (least > 0 && e[least - 1] - e[2] <= 1e-6) --least;
+    if (least == 2) {
+        for (int r = 0; r < 3; ++r) n[r] = ev[3 * r + 2];
+    } else { /* n = the projection of the axis with the largest one, |P_W e_a|^2 = P_W[a][a] */
+        double pw[9];
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c) {
+                pw[3 * r + c] = 0;
+                for (int i = least; i < 3; ++i) pw[3 * r + c] += ev[3 * r + i] * ev[3 * c + i];
+            }
+        int a = 0;
+        for (int i = 1; i < 3; ++i)
+            if (pw[4 * i] > pw[4 * a] + 1e-9) a = i;
+        double len = sqrt(pw[4 * a]);
+        for (int r = 0; r < 3; ++r) n[r] = pw[3 * r + a] / len;
+    }
+    double qn[3];
+    for (int r = 0; r < 3; ++r) qn[r] = q[3 * r] * n[0] + q[3 * r + 1] * n[1] + q[3 * r + 2] * n[2];
+    for (int r = 0; r < 3; ++r) /* R = Q (I - 2 n n^T) */
+        for (int c = 0; c < 3; ++c) rot[3 * r + c] = q[3 * r + c] - 2.0 * qn[r] * n[c];
+    for (int r = 0; r < 3; ++r) /* S = R^T A */
+        for (int c = 0; c < 3; ++c)
+            sym[3 * r + c] = rot[r] * k[c] + rot[3 + r] * k[4 + c] + rot[6 + r] * k[8 + c];
+    return 1;
+}
+
 /* Polar decomposition A = R S of the 3x3 inside a 3x4 (R proper, S symmetric).  With a negative
  * determinant the smallest singular direction takes the sign, as numpy's SVD-based reference
- * does; a singular A still gets a proper R. */
+ * does (the closest rotation to A); a mirror whose smallest singular value several directions
+ * share, by polar3_mirror_tie's rule.  A singular A still gets a proper R. */
 static void polar3(const double k[12], double rot[9], double sym[9])
 {
     double sigma[3], vec[9], u[9];
     singular3(k, sigma, vec);
+    if (det3(k) < 0 && polar3_mirror_tie(k, sigma, vec, rot, sym)) return;
     double dv = vec[0] * (vec[4] * vec[8] - vec[5] * vec[7]) -
                 vec[1] * (vec[3] * vec[8] - vec[5] * vec[6]) +
                 vec[2] * (vec[3] * vec[7] - vec[4] * vec[6]);

@@ -83,6 +83,41 @@ def test_dqs_scaled_palette_with_pivots(dtype, unit_rows, influences, random_pal
     assert np.array_equal(t[:, 3], T[:, 3].astype(dtype))
 
 
+@pytest.mark.parametrize("mirror", ["x", "rotated", "minus_identity", "float32_noise",
+                                    "near_tie", "scaled_along_axis"])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_dqs_and_cor_of_a_mirrored_joint_match_the_reference(dtype, mirror, unit_rows,
+                                                             influences, random_palette,
+                                                             assert_skin_close):
+    """A mirrored joint whose singular values tie (a plain mirror) has many polar
+    decompositions; the C kernels take transforms.polar's (the least rotation), so DQS and CoR
+    match the reference there too, and a vertex bound to it alone is the mirror exactly."""
+    rng = np.random.default_rng(23)
+    V, J = 300, 5
+    P = rng.normal(size=(V, 3)) * 3
+    N = unit_rows(rng, V)
+    idx, w = influences(rng, V, J, 3, np.uint16, dtype, zero_rows=[4])
+    idx[:10], w[:10] = 2, np.array([1, 0, 0], dtype)  # bound to the mirrored joint alone
+    pal = random_palette(rng, J)
+    rot = tf.axis_angle([1.0, 2, 3], 0.8)[:3, :3]
+    m = {"x": np.diag([-1.0, 1, 1]), "rotated": rot @ np.diag([-1.0, 1, 1]),
+         "minus_identity": -np.eye(3),
+         "float32_noise": (rot @ np.diag([-1.0, 1, 1])).astype(np.float32).astype(np.float64),
+         "near_tie": np.diag([-1.0, 1 + 4e-6, 1]), "scaled_along_axis": np.diag([-2.0, 1, 1])}
+    pal[2, :3, :3] = pal[2, :3, :3] @ m[mirror]
+    piv = rng.normal(size=(J, 3))
+    p, n = sk.dqs(P.astype(dtype), idx, w, pal, pivots=piv.astype(dtype),
+                  normals=N.astype(dtype))
+    rp, rn = ref.dqs(P, idx, w, pal, pivots=piv, normals=N)
+    assert_skin_close(p, rp, P, pal, 10 * TOL[dtype])
+    np.testing.assert_allclose(n, rn, atol=20 * TOL[dtype])
+    lone = (pal[2, :3, :3] @ P[:10].T).T + pal[2, :3, 3]
+    np.testing.assert_allclose(rp[:10], lone, atol=1e-12)
+    C = P + rng.normal(size=(V, 3)) * 0.1
+    pc = sk.cor(P.astype(dtype), idx, w, pal, centers=C.astype(dtype), pivots=piv.astype(dtype))
+    assert_skin_close(pc, ref.cor(P, idx, w, pal, C, pivots=piv), P, pal, 10 * TOL[dtype])
+
+
 @pytest.mark.parametrize("scale, shear, scaled", [
     (1 + 0.9e-5, 0.0, False), (1 - 0.9e-5, 0.0, False),   # within 1e-5 of 1: rigid
     (1 + 1.2e-5, 0.0, True), (1 - 1.2e-5, 0.0, True),     # just past it: scale

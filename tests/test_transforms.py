@@ -286,6 +286,42 @@ def test_polar_shapes():
         tf.polar(np.eye(4))
 
 
+@pytest.mark.parametrize("case", ["mirror_x", "mirror_z", "rotated_mirror", "scaled_mirror",
+                                  "near_tie", "minus_identity", "float32_mirror", "two_tied"])
+def test_polar_mirror_with_a_shared_smallest_singular_value(rng, case):
+    """A mirror's sign may go on any direction sharing the smallest singular value; the one
+    taken leaves the smallest rotation (a plain mirror: R = I), ties between those to the
+    nearest coordinate axis.  Checked against the defining identities and a brute-force search
+    over the candidate directions."""
+    rot = rotations(rng, 1).as_matrix()[0]
+    a = {"mirror_x": np.diag([-1.0, 1, 1]), "mirror_z": np.diag([1.0, 1, -1]),
+         "rotated_mirror": rot @ np.diag([-1.0, 1, 1]),
+         "scaled_mirror": 2.5 * rot @ np.diag([1.0, -1, 1]) @ rot.T,
+         "near_tie": np.diag([-1.0, 1 + 3e-6, 1 - 2e-6]), "minus_identity": -np.eye(3),
+         "float32_mirror": (rot @ np.diag([-1.0, 1, 1])).astype(np.float32).astype(np.float64),
+         "two_tied": np.diag([-1.0, 1, 3])}[case]
+    r, s = tf.polar(a)
+    np.testing.assert_allclose(r @ s, a, atol=1e-14)
+    np.testing.assert_allclose(r.T @ r, np.eye(3), atol=1e-14)
+    assert np.linalg.det(r) == pytest.approx(1.0, abs=1e-14)
+    np.testing.assert_allclose(s, s.T, atol=1e-5 * np.abs(a).max())  # symmetric within the tie
+    assert np.sum(np.linalg.eigvalsh(0.5 * (s + s.T)) < 0) == 1
+    # brute force: R = Q (I - 2 n n^T) over unit n in the tied space; none rotates less
+    u, sig, vt = np.linalg.svd(a)
+    q = u @ vt
+    tied = vt[sig - sig[-1] <= 1e-5 * sig[0]]
+    c = rng.standard_normal((20000, len(tied))) @ tied
+    n = c / np.linalg.norm(c, axis=1, keepdims=True)
+    cands = q[None] - 2.0 * np.einsum("ij,nj,nk->nik", q, n, n)
+    best_trace = np.einsum("nii->n", cands).max()
+    assert np.trace(r) >= best_trace - 1e-6
+    expect = {"mirror_x": np.eye(3), "mirror_z": np.eye(3), "scaled_mirror": np.eye(3),
+              "near_tie": np.eye(3), "two_tied": np.eye(3),
+              "minus_identity": np.diag([1.0, -1, -1])}  # the rotation about x, the first axis
+    if case in expect:
+        np.testing.assert_allclose(r, expect[case], atol=1e-5)
+
+
 def test_rigid_inverse(rng, random_rigid):
     m = random_rigid(rng, (4, 6), reach=50.0)
     inv = tf.rigid_inverse(m)

@@ -236,20 +236,64 @@ def compose_trs(t=None, q=None, s=None):
     return m
 
 
+_POLAR_TIE = 1e-5  # singular values this close (relative to the largest) count as equal
+
+
+def _mirror_tie(a, q, sig, vt):
+    """``(R, S)`` of a mirror ``a`` (3, 3) whose smallest singular value several directions
+    share, or None: the sign goes on the unit ``n`` of that space leaving the smallest rotation
+    ``R = Q (I - 2 n n^T)`` (the least ``n^T sym(Q) n``; ``Q = U V^T``); where several do, the
+    coordinate axis nearest them, the first of equals.  ``S = R^T A``."""
+    first = 2
+    while first > 0 and sig[first - 1] - sig[2] <= _POLAR_TIE * sig[0]:
+        first -= 1
+    if first == 2 or not sig[2] > 0:
+        return None
+    v = vt[first:].T  # (3, m): an orthonormal basis of the shared space
+    p = v @ v.T
+    g = p @ (0.5 * (q + q.T)) @ p + 4.0 * (np.eye(3) - p)
+    e, ev = np.linalg.eigh(g)  # ascending
+    least = int(np.sum(e <= e[0] + 1e-6))
+    if least == 1:
+        n = ev[:, 0]
+    else:
+        pw = ev[:, :least] @ ev[:, :least].T
+        axis = 0
+        for i in (1, 2):
+            if pw[i, i] > pw[axis, axis] + 1e-9:
+                axis = i
+        n = pw[:, axis] / np.sqrt(pw[axis, axis])
+    r = q - 2.0 * np.outer(q @ n, n)
+    return r, r.T @ a
+
+
 def polar(a):
     """Polar decomposition ``A = R @ S`` of ``(..., 3, 3)`` matrices: ``R`` a proper rotation,
-    ``S`` symmetric (with a negative eigenvalue when ``det A < 0``)."""
+    ``S`` symmetric (with a negative eigenvalue when ``det A < 0``).
+
+    With ``det A < 0`` the smallest singular direction takes the sign (``R`` is the rotation
+    closest to ``A``).  When several directions share the smallest singular value (within 1e-5
+    of the largest; a plain mirror: all three), any of them could: the one taken leaves the
+    smallest rotation, so a mirror is ``R = I``, ``S = A`` (where several do, as for ``-s I``,
+    the coordinate axis nearest them).  ``S`` is then ``R^T A`` (symmetric within the tie)."""
     a = _real(a, "a")
     if a.shape[-2:] != (3, 3):
         raise ValueError(f"a must have shape (..., 3, 3), got {a.shape}")
     u, sig, vt = np.linalg.svd(a)
-    flip = np.linalg.det(u @ vt) < 0
+    q = u @ vt
+    flip = np.linalg.det(q) < 0
     u = u.copy()
     u[..., :, 2] = np.where(flip[..., None], -u[..., :, 2], u[..., :, 2])
-    sig = np.where(flip[..., None], sig * np.array([1.0, 1.0, -1.0]), sig)
+    sig_s = np.where(flip[..., None], sig * np.array([1.0, 1.0, -1.0]), sig)
     r = u @ vt
-    s = np.swapaxes(vt, -1, -2) @ (sig[..., None] * vt)
-    return r, 0.5 * (s + np.swapaxes(s, -1, -2))
+    s = np.swapaxes(vt, -1, -2) @ (sig_s[..., None] * vt)
+    s = 0.5 * (s + np.swapaxes(s, -1, -2))
+    a_in = np.broadcast_to(np.asarray(a, np.float64), r.shape)
+    for i in np.ndindex(flip.shape):  # mirrors: the tie rule (rare; one at a time)
+        tie = _mirror_tie(a_in[i], q[i], sig[i], vt[i]) if flip[i] else None
+        if tie is not None:
+            r[i], s[i] = tie
+    return r, s
 
 
 def decompose_trs(m):
