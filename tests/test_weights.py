@@ -37,7 +37,7 @@ def unchanged(*arrays):
     return [a.copy() for a in arrays]
 
 
-# -- dense ----------------------------------------------------------------------------------------------
+# -- dense ----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.uint8, np.uint16])
 def test_to_dense_matches_loop(dtype):
@@ -76,7 +76,19 @@ def test_from_dense_round_trip():
     assert i4.tolist() == [[1, 3]] and w4.tolist() == [[0.5, 0.5]]
 
 
-# -- normalize, prune, limit --------------------------------------------------------------------------
+@pytest.mark.parametrize("bad,what", [(np.nan, "NaN or inf"), (np.inf, "NaN or inf"),
+                                      (-np.inf, "NaN or inf"), (-1.0, "negative")])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_from_dense_refuses_nan_inf_and_negative(bad, what, dtype):
+    D = np.array([[0.0, 0.5, 0.5], [1.0, 0.0, 0.0], [0.5, 0.5, 0.0]], dtype=dtype)
+    D[2, 1] = bad
+    with pytest.raises(ValueError, match=rf"^dense: {what}.* at vertex 2$"):
+        W.from_dense(D)
+    with pytest.raises(ValueError, match="dense"):
+        W.from_dense(D, k=1)
+
+
+# -- normalize, prune, limit ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_normalize(dtype):
@@ -105,6 +117,38 @@ def test_normalize_unorm_keeps_exact_sums():
     assert w2.tolist() == [[128, 64, 63]] or w2.tolist() == [[127, 64, 64]]
 
 
+@pytest.mark.parametrize("dtype,big", [(np.float64, 1e308), (np.float32, 3e38)])
+def test_normalize_prune_limit_rows_whose_sum_overflows(dtype, big):
+    idx = np.array([[0, 1], [2, 3], [4, 5]], dtype=np.int32)
+    w = np.array([[big, big], [big, big / 4], [0.75, 0.25]], dtype=dtype)
+    expect = np.array([[0.5, 0.5], [0.8, 0.2], [0.75, 0.25]])
+    with np.errstate(all="raise"):  # no overflow on the way either
+        i2, w2 = W.normalize(idx, w)
+        assert w2.dtype == dtype and i2.tolist() == idx.tolist()
+        np.testing.assert_allclose(w2, expect, rtol=1e-6)
+        np.testing.assert_allclose(W.prune(idx, w, threshold=0.01)[1], expect, rtol=1e-6)
+        np.testing.assert_allclose(W.limit(idx, w, 2)[1], expect, rtol=1e-6)
+        # unchanged bits where the sum does not overflow
+        assert np.array_equal(w2[2:], W.normalize(idx[2:], w[2:])[1])
+
+
+def test_normalize_checks_root_and_zero():
+    idx = np.zeros((2, 3), np.uint8)
+    w = np.array([[0.0, 0, 0], [0.5, 0.5, 0]])
+    with pytest.raises(ValueError, match=r"\broot must be >= 0"):
+        W.normalize(idx, w, zero="root", root=-5)
+    with pytest.raises(ValueError, match=r"\broot must fit the indices' dtype uint8"):
+        W.normalize(idx, w, zero="root", root=300)
+    assert W.normalize(idx, w, zero="root", root=255)[0][0].tolist() == [255, 0, 0]
+    for root in ("a", 1.0, True, None):
+        with pytest.raises(TypeError, match=r"\broot must be an int"):
+            W.normalize(idx, w, zero="root", root=root)
+    assert W.normalize(idx, w, zero="root", root=np.int64(3))[0][0].tolist() == [3, 0, 0]
+    for zero in (None, 1, np.array(["keep"])):
+        with pytest.raises(TypeError, match=r"\bzero\b"):
+            W.normalize(idx, w, zero=zero)
+
+
 def test_prune():
     idx = np.array([[3, 1, 2, 0], [4, 5, 0, 0]])
     w = np.array([[0.6, 0.005, 0.39, 0.005], [0.004, 0.003, 0.0, 0.0]])
@@ -117,6 +161,22 @@ def test_prune():
     assert w3[0].tolist() == [0.6, 0, 0.39, 0]
     with pytest.raises(ValueError, match="threshold"):
         W.prune(idx, w, threshold=-1)
+
+
+def test_prune_checks_threshold_and_normalize():
+    idx, w = np.array([[0, 1]]), np.array([[0.75, 0.25]])
+    for threshold in ("x", [0.1, 0.2], None, True, np.array([0.1])):
+        with pytest.raises(TypeError, match=r"^threshold must be a real number"):
+            W.prune(idx, w, threshold=threshold)
+    for threshold in (np.nan, np.inf, -0.5, 10**400):
+        with pytest.raises(ValueError, match=r"^threshold must be finite and >= 0"):
+            W.prune(idx, w, threshold=threshold)
+    assert W.prune(idx, w, threshold=np.float32(0.5))[1].tolist() == [[1.0, 0.0]]
+    assert W.prune(idx, w, threshold=1)[1].tolist() == [[1.0, 0.0]]
+    for normalize in ("no", 0, None, np.array([True, False])):
+        with pytest.raises(TypeError, match=r"^normalize must be True or False"):
+            W.prune(idx, w, normalize=normalize)
+    assert W.prune(idx, w, 0.5, normalize=np.False_)[1].tolist() == [[0.75, 0.0]]
 
 
 @pytest.mark.parametrize("k", [1, 2, 4, 6])
@@ -143,7 +203,12 @@ def test_limit_ties_go_to_the_smaller_joint():
     np.testing.assert_allclose(w2, [[2 / 3, 1 / 3]])
 
 
-# -- quantize, pack --------------------------------------------------------------------------------
+def test_limit_checks_normalize():
+    with pytest.raises(TypeError, match=r"^normalize must be True or False"):
+        W.limit(np.array([[0, 1]]), np.array([[0.5, 0.25]]), 1, normalize="no")
+
+
+# -- quantize, pack -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("bits", [8, 16])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -182,6 +247,27 @@ def test_quantize_exact_cases():
         W.quantize(np.array([[1.5, -0.5]]))
 
 
+@pytest.mark.parametrize("bits", [8, 16])
+def test_quantize_rows_whose_sum_overflows(bits):
+    m = (1 << bits) - 1
+    w = np.array([[1e308, 1e308], [1e308, 0.0], [1e308, 1e308 / 4], [0.0, 0.0]])
+    with np.errstate(all="raise"):
+        q = W.quantize(w, bits=bits)
+    assert q.astype(np.int64).sum(1).tolist() == [m, m, m, 0]
+    assert q[:3].tolist() == [[m // 2 + 1, m // 2], [m, 0], [round(0.8 * m), round(0.2 * m)]]
+    f = np.full((2, 2), 3e38, np.float32)
+    assert np.array_equal(W.quantize(f, bits), W.quantize(np.ones((2, 2)), bits))
+
+
+def test_quantize_bits_must_be_an_int():
+    for bits in (8.0, "8", None, True, [8]):
+        with pytest.raises(TypeError, match=r"^bits must be"):
+            W.quantize(np.ones((1, 2)), bits=bits)
+    with pytest.raises(ValueError, match=r"^bits must be 8 or 16"):
+        W.quantize(np.ones((1, 2)), bits=np.int64(4))
+    assert W.quantize(np.ones((1, 2)), bits=np.int64(16)).dtype == np.uint16
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.uint8, np.uint16])
 def test_pack_unpack_seed_000(dtype):
     idx, w = random_influences(K=4, zeros=False)
@@ -206,6 +292,29 @@ def test_pack_refuses_rows_not_summing_to_one():
         W.unpack(np.array([[0.7, 0.6]]))
     with pytest.raises(ValueError, match="vertex 0"):
         W.unpack(np.array([[200, 100]], dtype=np.uint8))
+
+
+def test_pack_unpack_check_tol_and_name_packed():
+    w = np.array([[0.5, 0.5], [0.9, 0.3]])
+    for tol in ("x", None, [1e-6]):
+        with pytest.raises(TypeError, match=r"^tol must be a real number"):
+            W.pack(w[:1], tol=tol)
+        with pytest.raises(TypeError, match=r"^tol must be a real number"):
+            W.unpack(w[:, :1], tol=tol)
+    for tol in (np.nan, -1e-6, np.inf):  # NaN would switch the sum check off
+        with pytest.raises(ValueError, match=r"^tol must be finite and >= 0"):
+            W.pack(w, tol=tol)
+        with pytest.raises(ValueError, match=r"^tol must be finite and >= 0"):
+            W.unpack(np.array([[0.9, 0.3]]), tol=tol)
+    for bad in (np.nan, np.inf, -0.5):
+        with pytest.raises(ValueError, match=r"^packed: .* at vertex 1$"):
+            W.unpack(np.array([[0.5], [bad]]))
+    # sums that overflow are not 1 (and not a warning)
+    with np.errstate(all="raise"):
+        with pytest.raises(ValueError, match="vertex 0"):
+            W.pack(np.array([[1e308, 1e308]]))
+        with pytest.raises(ValueError, match="vertex 0"):
+            W.unpack(np.array([[1e308, 1e308]]))
 
 
 # -- validate / check -----------------------------------------------------------------------------
@@ -269,6 +378,28 @@ def test_validate_tolerance_and_zero_slots():
     # weight is never read
     idx2 = np.array([[1, 1, 9, 0]])
     assert W.validate(idx2, np.array([[1.0, 0, 0, 0]]), n_joints=4) == []
+
+
+@pytest.mark.parametrize("fn", [W.validate, W.check])
+def test_validate_and_check_refuse_invalid_tol_and_n_joints(fn):
+    """Invalid arguments are the caller's error, not a problem in the weights: they raise."""
+    idx, w = good()
+    for tol in ("x", None, True, [1e-6]):
+        with pytest.raises(TypeError, match=r"^tol must be a real number"):
+            fn(idx, w, tol=tol)
+    for tol in (np.nan, np.inf, -1e-6):  # NaN used to switch the sum check off
+        with pytest.raises(ValueError, match=r"^tol must be finite and >= 0"):
+            fn(idx, w, tol=tol)
+    for n_joints in ("x", 4.0, True):
+        with pytest.raises(TypeError, match=r"^n_joints must be an int"):
+            fn(idx, w, n_joints=n_joints)
+    for n_joints in (0, -3):
+        with pytest.raises(ValueError, match=r"^n_joints must be >= 1"):
+            fn(idx, w, n_joints=n_joints)
+    assert fn(idx, w, tol=0, n_joints=np.int32(4)) in ([], None)
+    # problems in the weights are still reported, not raised, by validate
+    with np.errstate(all="raise"):
+        assert len(W.validate(idx, np.full(w.shape, 1e308), tol=1)) == 2
 
 
 def test_validate_never_raises_on_garbage():

@@ -7,7 +7,8 @@ never modifies its inputs.  These are offline tools (run once per asset, not per
 are plain vectorised NumPy.
 
 :func:`validate` reports the glTF 2.0 rules for JOINTS_n / WEIGHTS_n (specification section
-3.7.3.3) as readable sentences and never raises; :func:`check` raises on the first problem.
+3.7.3.3) as readable sentences (it raises only for invalid arguments, never for problems in the
+weights); :func:`check` raises on the first problem.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ _UNORM = {np.dtype(np.uint8): 255, np.dtype(np.uint16): 65535}
 _BITS = {8: np.uint8, 16: np.uint16}
 
 
-# -- helpers ------------------------------------------------------------------------------------------
+# -- helpers ---------------------------------------------------------------------------------------
 
 def _weights(weights, name="weights"):
     w = weights if isinstance(weights, np.ndarray) else np.asarray(weights)
@@ -49,19 +50,43 @@ def _pair(indices, weights):
     return _indices(indices, w.shape), w
 
 
-def _as_float(w):
+def _finite_nonneg(w, name):
+    """ValueError naming ``name`` and the first vertex (row) with a NaN, inf or negative value."""
+    bad = ~np.isfinite(w)
+    if bad.any():
+        raise ValueError(f"{name}: NaN or inf at vertex {np.flatnonzero(bad.any(1))[0]}")
+    neg = w < 0
+    if neg.any():
+        raise ValueError(f"{name}: negative weight at vertex {np.flatnonzero(neg.any(1))[0]}")
+
+
+def _as_float(w, name="weights"):
     """Float weights (float64 for unorm input) and a function giving the caller's form back."""
     if w.dtype in _UNORM:
         scale = _UNORM[w.dtype]
         bits = 8 if w.dtype == np.uint8 else 16
         return w.astype(np.float64) / scale, lambda f: quantize(f, bits=bits)
-    bad = ~np.isfinite(w)
-    if bad.any():
-        raise ValueError(f"weights: NaN or inf at vertex {np.flatnonzero(bad.any(1))[0]}")
-    neg = w < 0
-    if neg.any():
-        raise ValueError(f"weights: negative weight at vertex {np.flatnonzero(neg.any(1))[0]}")
+    _finite_nonneg(w, name)
     return w.astype(w.dtype, copy=True), lambda f: f
+
+
+def _nonneg(x, name):
+    """A finite float >= 0 (a bool, a string, an array: TypeError)."""
+    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
+    try:
+        f = float(x)
+    except OverflowError:  # an int beyond the float range
+        f = np.inf
+    if not np.isfinite(f) or f < 0:
+        raise ValueError(f"{name} must be finite and >= 0, got {x}")
+    return f
+
+
+def _flag(x, name):
+    if not isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(x).__name__}")
+    return bool(x)
 
 
 def _sorted_slots(indices, weights):
@@ -80,11 +105,22 @@ def _finish(i, f, back):
 
 
 def _renormalize(w):
-    s = w.sum(axis=1, keepdims=True)
+    """Rows of finite weights >= 0 scaled to sum to 1; rows of zeros stay zeros."""
+    with np.errstate(over="ignore"):
+        s = w.sum(axis=1, keepdims=True)
+    big = np.isinf(s[:, 0])
+    if big.any():
+        # The sum overflowed (weights near the dtype's maximum): scale those rows by a power of
+        # two that brings the largest weight into [0.5, 1).  That is exact, so the result is the
+        # one an unbounded exponent would give; other rows are untouched.
+        w = w.copy()
+        e = np.frexp(w[big].max(axis=1))[1]
+        w[big] = np.ldexp(w[big], -e[:, None])
+        s[big] = w[big].sum(axis=1, keepdims=True)
     return np.divide(w, s, out=np.zeros_like(w), where=s > 0)
 
 
-# -- tools -------------------------------------------------------------------------------------------------
+# -- tools -----------------------------------------------------------------------------------------
 
 def normalize(indices, weights, zero="keep", root=0):
     """Scale each row of weights to sum to 1.
@@ -98,8 +134,8 @@ def normalize(indices, weights, zero="keep", root=0):
         What to do with a row summing to 0: leave it at 0 (such a vertex is not skinned: the
         kernels output it unchanged), give it weight 1 on joint ``root``, or raise ValueError
         naming the first such vertex.
-    root : int
-        The joint for ``zero="root"``.
+    root : int >= 0
+        The joint for ``zero="root"``; it must fit the indices' dtype.
 
     Returns
     -------
@@ -107,11 +143,16 @@ def normalize(indices, weights, zero="keep", root=0):
     weights : (V, K), the input's dtype
     """
     i, w = _pair(indices, weights)
+    if not isinstance(zero, str):
+        raise TypeError(f"zero must be 'keep', 'root' or 'raise', got {type(zero).__name__}")
     if zero not in ("keep", "root", "raise"):
         raise ValueError(f"zero must be 'keep', 'root' or 'raise', got {zero!r}")
+    root = positive_int(root, "root", minimum=0)
+    if root > np.iinfo(i.dtype).max:
+        raise ValueError(f"root must fit the indices' dtype {i.dtype} (at most "
+                         f"{np.iinfo(i.dtype).max}), got {root}")
     f, back = _as_float(w)
-    s = f.sum(axis=1)
-    empty = s <= 0
+    empty = ~(f > 0).any(axis=1)  # the weights are >= 0: a row summing to 0
     if empty.any():
         if zero == "raise":
             raise ValueError(f"weights: vertex {np.flatnonzero(empty)[0]} has no weight "
@@ -134,7 +175,7 @@ def prune(indices, weights, threshold=0.01, normalize=True):
     ----------
     indices : (V, K) int
     weights : (V, K) float or unorm
-    threshold : float
+    threshold : float, finite, >= 0
         Weights ``< threshold`` (in float units, also for unorm input) are dropped.
     normalize : bool
         Rescale the rows to sum to 1 afterwards (default).
@@ -144,9 +185,8 @@ def prune(indices, weights, threshold=0.01, normalize=True):
     indices, weights : (V, K), the inputs' dtypes
     """
     i, w = _pair(indices, weights)
-    t = float(threshold)
-    if not np.isfinite(t) or t < 0:
-        raise ValueError(f"threshold must be finite and >= 0, got {threshold}")
+    t = _nonneg(threshold, "threshold")
+    normalize = _flag(normalize, "normalize")
     f, back = _as_float(w)
     keep = f >= t
     if f.shape[0]:
@@ -178,6 +218,7 @@ def limit(indices, weights, k=4, normalize=True):
     """
     i, w = _pair(indices, weights)
     k = positive_int(k, "k")
+    normalize = _flag(normalize, "normalize")
     f, back = _as_float(w)
     si, sf = _sorted_slots(i, f)
     V, K = sf.shape
@@ -208,8 +249,11 @@ def quantize(weights, bits=8):
     (V, K) uint8 or uint16
     """
     w = _weights(weights)
+    if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)):
+        raise TypeError(f"bits must be the int 8 or 16, got {type(bits).__name__}")
     if bits not in _BITS:
         raise ValueError(f"bits must be 8 or 16, got {bits!r}")
+    bits = int(bits)
     if w.dtype in _UNORM:
         f = w.astype(np.float64) / _UNORM[w.dtype]
     else:
@@ -220,7 +264,7 @@ def quantize(weights, bits=8):
     q = np.floor(x)
     rem = x - q
     left = np.rint(m - q.sum(axis=1)).astype(np.int64)
-    left[f.sum(axis=1) <= 0] = 0
+    left[~(f > 0).any(axis=1)] = 0  # rows of zeros
     order = np.argsort(-rem, axis=1, kind="stable")
     rank = np.empty_like(order)
     np.put_along_axis(rank, order, np.arange(w.shape[1])[None, :].repeat(w.shape[0], 0), 1)
@@ -235,19 +279,23 @@ def pack(weights, tol=1e-6):
     ----------
     weights : (V, K) float or unorm, K >= 2, rows summing to 1 (within ``tol``; exactly 255 /
         65535 for unorm), or the dropped weight would be wrong: ValueError naming the vertex.
+    tol : float, finite, >= 0
+        How far a float row's sum may be from 1.
 
     Returns
     -------
     (V, K - 1), the input's dtype
     """
     w = _weights(weights)
+    tol = _nonneg(tol, "tol")
     if w.shape[1] < 2:
         raise ValueError("weights: pack needs K >= 2 columns")
     if w.dtype in _UNORM:
         bad = w.astype(np.int64).sum(axis=1) != _UNORM[w.dtype]
     else:
         f, _ = _as_float(w)
-        bad = np.abs(f.astype(np.float64).sum(axis=1) - 1) > tol
+        with np.errstate(over="ignore"):  # an overflowing sum is inf: not 1
+            bad = np.abs(f.astype(np.float64).sum(axis=1) - 1) > tol
     if bad.any():
         raise ValueError(f"weights: vertex {np.flatnonzero(bad)[0]} does not sum to 1, so its "
                          "last weight cannot be implied; normalize (or quantize) first")
@@ -261,7 +309,7 @@ def unpack(packed, tol=1e-6):
     Parameters
     ----------
     packed : (V, K - 1) float or unorm
-    tol : float
+    tol : float, finite, >= 0
         A float row whose stored weights exceed 1 by more than ``tol`` is a ValueError; within
         ``tol`` the implied weight is clamped to 0.
 
@@ -274,12 +322,14 @@ def unpack(packed, tol=1e-6):
         raise TypeError(f"packed must be float32, float64, uint8 or uint16, got {p.dtype}")
     if p.ndim != 2:
         raise ValueError(f"packed must have shape (V, K - 1), got {p.shape}")
+    tol = _nonneg(tol, "tol")
     if p.dtype in _UNORM:
         last = _UNORM[p.dtype] - p.astype(np.int64).sum(axis=1)
         bad = last < 0
     else:
-        f, _ = _as_float(p)
-        last = 1 - f.astype(np.float64).sum(axis=1)
+        f, _ = _as_float(p, "packed")
+        with np.errstate(over="ignore"):  # an overflowing sum is inf: more than 1
+            last = 1 - f.astype(np.float64).sum(axis=1)
         bad = last < -tol
         last = np.maximum(last, 0)
     if bad.any():
@@ -322,7 +372,7 @@ def from_dense(dense, k=None):
 
     Parameters
     ----------
-    dense : (V, J) float
+    dense : (V, J) float, finite, >= 0 (else ValueError naming the first such vertex)
     k : int, optional
         Slots per vertex; by default the largest number of non-zero weights in any row (at
         least 1), so nothing is lost.  Weights are not renormalized.
@@ -337,6 +387,7 @@ def from_dense(dense, k=None):
         raise TypeError(f"dense must be float32 or float64, got {d.dtype}")
     if d.ndim != 2:
         raise ValueError(f"dense must have shape (V, J), got {d.shape}")
+    _finite_nonneg(d, "dense")
     if k is None:
         k = max(1, int((d != 0).sum(axis=1).max())) if d.shape[0] else 1
     k = positive_int(k, "k")
@@ -350,7 +401,7 @@ def from_dense(dense, k=None):
     return np.where(sw != 0, si, 0).astype(np.int32), np.ascontiguousarray(sw)
 
 
-# -- validation -------------------------------------------------------------------------------------
+# -- validation ------------------------------------------------------------------------------------
 
 def _first(mask):
     rows = np.flatnonzero(mask.any(axis=1)) if mask.ndim == 2 else np.flatnonzero(mask)
@@ -358,7 +409,11 @@ def _first(mask):
 
 
 def _problems(indices, weights, tol, n_joints):
-    """[(exception type, message)] for every glTF rule broken, in a fixed order."""
+    """[(exception type, message)] for every glTF rule broken, in a fixed order.  Invalid
+    ``tol`` or ``n_joints`` (caller errors, not problems in the weights) raise."""
+    tol = _nonneg(tol, "tol")
+    if n_joints is not None:
+        n_joints = positive_int(n_joints, "n_joints")
     out = []
     try:
         w = _weights(weights)
@@ -406,13 +461,13 @@ def _problems(indices, weights, tol, n_joints):
                         f"normalization (glTF 3.7.3.3): {n} vertices break it, the first is "
                         f"vertex {v} (sum {int(sums[v])})"))
     else:
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore", over="ignore"):
             err = np.abs(f.sum(axis=1) - 1)
-        n, v = _first(err > tol)
-        if n:
-            out.append((ValueError, f"weights must sum to 1 within {tol:g} (glTF 3.7.3.3): {n} "
-                        f"vertices break it, the first is vertex {v} (sum "
-                        f"{f[v].sum():.9g})"))
+            n, v = _first(err > tol)
+            if n:
+                out.append((ValueError, f"weights must sum to 1 within {tol:g} (glTF 3.7.3.3): "
+                            f"{n} vertices break it, the first is vertex {v} (sum "
+                            f"{f[v].sum():.9g})"))
     return out
 
 
@@ -423,14 +478,16 @@ def validate(indices, weights, tol=1e-6, n_joints=None):
     joint at most once per vertex with non-zero weight; float rows summing to 1 within ``tol``;
     unorm uint8 / uint16 rows summing to exactly 255 / 65535; and, when ``n_joints`` is given,
     every joint index with a non-zero weight in ``[0, n_joints)``.  Each message names the rule,
-    how many vertices break it and the first one.  Never raises.
+    how many vertices break it and the first one.  Never raises for problems in ``indices`` or
+    ``weights`` (a wrong dtype or shape is reported too); invalid ``tol`` or ``n_joints`` are the
+    caller's errors: TypeError or ValueError naming the argument.
 
     Parameters
     ----------
     indices : (V, K) int
     weights : (V, K) float32, float64, uint8 or uint16
-    tol : float
-    n_joints : int, optional
+    tol : float, finite, >= 0
+    n_joints : int >= 1, optional
 
     Returns
     -------
@@ -442,7 +499,8 @@ def validate(indices, weights, tol=1e-6, n_joints=None):
 def check(indices, weights, tol=1e-6, n_joints=None):
     """Raise on the first problem :func:`validate` finds: IndexError for a joint index out of
     range, TypeError for a wrong dtype, ValueError otherwise (DESIGN.md section 5).  Returns None
-    when the influences are valid."""
+    when the influences are valid.  Invalid ``tol`` or ``n_joints``: TypeError or ValueError
+    naming the argument, as :func:`validate`."""
     probs = _problems(indices, weights, tol, n_joints)
     if probs:
         exc, msg = probs[0]
