@@ -82,12 +82,32 @@ def test_bad_arguments_exit_with_usage(capsys):
     assert e.value.code == 2
 
 
+@pytest.mark.parametrize("bad", ["nan", "inf"])
+def test_demo_refuses_non_finite_angles(bad, tmp_path, capsys):
+    assert main(["demo", "--no-plots", "--angles", "0", bad, "--out", str(tmp_path)]) == 1
+    out, err = capsys.readouterr()
+    assert err == f"skinkit demo: --angles must be finite numbers of degrees, got {bad}\n"
+    assert out == "" and os.listdir(tmp_path) == []
+
+
 def test_info_and_help(capsys):
     assert main(["info"]) == 0
     out = capsys.readouterr().out
     assert re.search(r"^skinkit\s+\d", out, re.M) and "numpy" in out
     assert main([]) == 0
     assert "demo" in capsys.readouterr().out
+
+
+def test_help_names_what_the_demo_and_bake_do(capsys):
+    """The help texts cover the CoR rows, the elbow bends and every bake method."""
+    for argv in (["--help"], ["demo", "--help"], ["bake", "--help"]):
+        with pytest.raises(SystemExit) as e:
+            main(argv)
+        assert e.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "rigid / LBS / DQS / CoR and bend an elbow" in text
+    assert "compare rigid, LBS, DQS and CoR" in text and "bend the elbow" in text
+    assert "rigid, lbs, dqs, cor" in text and "or blend" in text and "--blend B|FILE.npy" in text
 
 
 def test_python_dash_m_skinkit():
@@ -112,3 +132,43 @@ def test_python_dash_m_skinkit_bake(tmp_path):
 
     (mesh,), (clip,) = gltf.load(glb)
     np.testing.assert_array_equal(np.load(out), sk_bake(mesh, clip, fps=24, method="dqs"))
+
+
+def test_bake_blend_takes_a_number_or_a_npy_file(tmp_path, capsys):
+    glb = os.path.join(os.path.dirname(__file__), "data", "gltf", "CesiumMan.glb")
+    from skinkit.io import gltf
+
+    (mesh,), (clip,) = gltf.load(glb)
+    out = tmp_path / "b.npy"
+    assert main(["bake", glb, "--fps", "10", "--method", "blend", "--blend", "0.25", "--out",
+                 str(out), "--no-progress"]) == 0
+    assert "blend" in capsys.readouterr().out
+    np.testing.assert_array_equal(np.load(out), sk_bake(mesh, clip, fps=10, method="blend",
+                                                        blend=0.25))
+    per_vertex = np.linspace(0.0, 1.0, mesh.n_vertices)  # float64: cast to the mesh's float32
+    np.save(tmp_path / "b_values.npy", per_vertex)
+    assert main(["bake", glb, "--fps", "10", "--method", "blend", "--blend",
+                 str(tmp_path / "b_values.npy"), "--out", str(out), "--no-progress"]) == 0
+    want = sk_bake(mesh, clip, fps=10, method="blend", blend=per_vertex.astype(np.float32))
+    np.testing.assert_array_equal(np.load(out), want)
+
+
+def test_bake_blend_errors_are_one_line(tmp_path, capsys):
+    glb = os.path.join(os.path.dirname(__file__), "data", "gltf", "CesiumMan.glb")
+    np.save(tmp_path / "short.npy", np.zeros(5))
+    out = str(tmp_path / "b.npy")
+    cases = [
+        ([], "--method blend needs --blend: a number in [0, 1]"),
+        (["--blend", "1.5"], "blend must be in [0, 1], got 1.5"),
+        (["--blend", "nan"], "blend must be in [0, 1], got nan"),
+        (["--blend", "half"], "--blend: 'half' is neither a number nor a .npy file"),
+        (["--blend", str(tmp_path / "none.npy")], "--blend: cannot read"),
+        (["--blend", str(tmp_path / "short.npy")], "it must be (3273,) numbers, one per vertex"),
+    ]
+    for extra, message in cases:
+        assert main(["bake", glb, "--method", "blend", "--out", out] + extra) == 1, extra
+        err = capsys.readouterr().err
+        assert err.startswith("skinkit bake: ") and message in err and err.count("\n") == 1
+    assert main(["bake", glb, "--blend", "0.5", "--out", out]) == 1
+    assert "--blend is only used by --method blend, not 'lbs'" in capsys.readouterr().err
+    assert os.listdir(tmp_path) == ["short.npy"]

@@ -11,6 +11,7 @@ slow per-node evaluation of the glTF 2.0 rule written independently of the loade
 import base64
 import json
 import os
+import re
 import struct
 import warnings
 
@@ -779,12 +780,201 @@ def test_bad_keyframes_and_ibm(tmp_path):
         gltf.load(write_scene(tmp_path, scene, name="ibm"))
 
 
+# Edited copies of the Khronos samples (their buffers are embedded data URIs, so the JSON is the
+# whole file).
+def _sample_json(model):
+    with open(os.path.join(DATA, MODELS[model])) as f:
+        return json.load(f)
+
+
+def _write_json(tmp_path, d, name="edited"):
+    path = tmp_path / f"{name}.gltf"
+    path.write_text(json.dumps(d))
+    return path
+
+
+def _poke_float(d, accessor, value, element=1, component=0):
+    """Overwrite one float32 component of an accessor in the embedded buffer of ``d``."""
+    acc = d["accessors"][accessor]
+    view = d["bufferViews"][acc["bufferView"]]
+    buf = d["buffers"][view["buffer"]]
+    head, payload = buf["uri"].split(",")
+    raw = bytearray(base64.b64decode(payload))
+    stride = view.get("byteStride") or 4 * {"SCALAR": 1, "VEC3": 3, "VEC4": 4,
+                                            "MAT4": 16}[acc["type"]]
+    off = view.get("byteOffset", 0) + acc.get("byteOffset", 0) + element * stride + 4 * component
+    raw[off:off + 4] = struct.pack("<f", value)
+    buf["uri"] = head + "," + base64.b64encode(bytes(raw)).decode()
+
+
+@pytest.mark.parametrize("where, value, message", [
+    (("scenes", 0, "nodes"), [0, 99], "scenes[0].nodes[1]: nodes[99] does not exist (3 nodes)"),
+    (("scene",), 99, "scene: scenes[99] does not exist"),
+    (("nodes", 1, "children"), [99], "nodes[1].children lists a missing node 99"),
+    (("nodes", 0, "mesh"), 99, "nodes[0]: meshes[99] does not exist"),
+    (("nodes", 0, "skin"), 99, "nodes[0].skin: skins[99] does not exist"),
+    (("skins", 0, "joints"), [1, 99], "skins[0].joints[1]: nodes[99] does not exist"),
+    (("skins", 0, "joints"), [1, 1], "skins[0].joints lists nodes[1] twice"),
+    (("skins", 0, "skeleton"), 99, "skins[0].skeleton: nodes[99] does not exist"),
+    (("skins", 0, "inverseBindMatrices"), 99,
+     "skins[0] inverseBindMatrices: accessors[99] does not exist"),
+    (("meshes", 0, "primitives", 0, "attributes", "POSITION"), 99,
+     "primitive 0 POSITION: accessors[99] does not exist"),
+    (("meshes", 0, "primitives", 0, "indices"), 99,
+     "primitive 0 indices: accessors[99] does not exist"),
+    (("accessors", 1, "bufferView"), 99, "(accessors[1]): bufferViews[99] does not exist"),
+    (("bufferViews", 1, "buffer"), 99, "bufferViews[1]: buffers[99] does not exist"),
+    (("animations", 0, "channels", 0, "target", "node"), 99,
+     "animations[0].channels[0].target.node: nodes[99] does not exist"),
+    (("animations", 0, "channels", 0, "sampler"), 99,
+     "animations[0].channels[0].sampler: animations[0].samplers[99] does not exist"),
+    (("animations", 0, "samplers", 0, "input"), 99,
+     "animations[0].samplers[0] input: accessors[99] does not exist"),
+    (("animations", 0, "samplers", 0, "output"), 99,
+     "animations[0].samplers[0] output: accessors[99] does not exist"),
+    (("scenes", 0, "nodes"), [0, -1], "scenes[0].nodes[1] must be a non-negative integer"),
+    (("skins", 0, "joints"), [1, 1.5], "skins[0].joints[1] must be a non-negative integer"),
+])
+def test_indices_out_of_range_name_the_referrer(tmp_path, where, value, message):
+    """Every index the loader follows, out of range or not an index: a GltfError naming the
+    object that refers and the index, never a bare IndexError / KeyError."""
+    d = _sample_json("SimpleSkin")
+    o = d
+    for k in where[:-1]:
+        o = o[k]
+    o[where[-1]] = value
+    with pytest.raises(gltf.GltfError, match=re.escape(message)):
+        gltf.load(_write_json(tmp_path, d))
+
+
+def test_a_target_animated_twice_in_one_animation(tmp_path):
+    d = _sample_json("RiggedSimple")
+    d["animations"][0]["channels"][2]["target"]["path"] = "rotation"
+    with pytest.raises(gltf.GltfError, match=re.escape(
+            "animations[0].channels[2]: nodes[4].rotation is already animated by channels[1]")):
+        gltf.load(_write_json(tmp_path, d))
+
+
+@pytest.mark.parametrize("accessor, use, value", [
+    (3, "primitive 0 POSITION", float("nan")),
+    (2, "primitive 0 NORMAL", float("inf")),
+    (4, "primitive 0 WEIGHTS_0", float("nan")),
+    (9, "skins[0] inverseBindMatrices", float("nan")),
+    (5, "animations[0].samplers[0] input", float("-inf")),
+    (8, "animations[0].samplers[2] output", float("nan")),
+])
+def test_non_finite_data_names_the_accessor_and_its_use(tmp_path, accessor, use, value):
+    d = _sample_json("RiggedSimple")
+    _poke_float(d, accessor, value)
+    with pytest.raises(gltf.GltfError, match=re.escape(
+            f"{use} (accessors[{accessor}]) contains NaN or inf")):
+        gltf.load(_write_json(tmp_path, d))
+
+
+def test_non_finite_data_in_a_glb(tmp_path):
+    data = open(os.path.join(DATA, "CesiumMan.glb"), "rb").read()
+    jlen = struct.unpack_from("<I", data, 12)[0]
+    d = json.loads(data[20:20 + jlen])
+    acc = d["meshes"][0]["primitives"][0]["attributes"]["POSITION"]
+    a = d["accessors"][acc]
+    off = 20 + jlen + 8 + d["bufferViews"][a["bufferView"]].get("byteOffset", 0) \
+        + a.get("byteOffset", 0)
+    bad = bytearray(data)
+    bad[off + 4:off + 8] = struct.pack("<f", float("nan"))  # y of vertex 0
+    path = tmp_path / "nan.glb"
+    path.write_bytes(bytes(bad))
+    with pytest.raises(gltf.GltfError, match=re.escape(
+            f"POSITION (accessors[{acc}]) contains NaN or inf")):
+        gltf.load(path)
+
+
+def test_misaligned_offsets_and_strides(tmp_path):
+    """glTF 2.0 section 3.6.2.4: offsets into the view and the buffer, and strides, are multiples
+    of the component size.  A misaligned view used to decode as NaN keys (a ValueError from
+    Channel, naming nothing)."""
+    d = _sample_json("RiggedSimple")
+    d["bufferViews"][5]["byteOffset"] = 1
+    with pytest.raises(gltf.GltfError, match=re.escape(
+            "animations[0].samplers[0] output (accessors[6]): bufferViews[5].byteOffset 1 is not "
+            "a multiple of the component size (4 bytes)")):
+        gltf.load(_write_json(tmp_path, d))
+    d = _sample_json("RiggedSimple")
+    d["accessors"][3]["byteOffset"] += 2
+    with pytest.raises(gltf.GltfError, match=r"POSITION \(accessors\[3\]\): byteOffset \d+ is not"):
+        gltf.load(_write_json(tmp_path, d))
+    d = _sample_json("RiggedSimple")
+    d["bufferViews"][2]["byteStride"] = 14
+    with pytest.raises(gltf.GltfError, match=r"byteStride 14 of bufferViews\[2\] is not a mul"):
+        gltf.load(_write_json(tmp_path, d))
+
+
+def test_unusable_inverse_bind_matrix(tmp_path):
+    """An inverse bind matrix whose inverse float64 cannot invert back (found by flipping bytes of
+    CesiumMan): a GltfError at load, not a ValueError at the first pose."""
+    d = _sample_json("RiggedSimple")
+    _poke_float(d, 9, 1e30, element=1, component=0)
+    with pytest.raises(gltf.GltfError, match=re.escape(
+            "skins[0]: the bind pose of its inverseBindMatrices (accessors[9]) is unusable: "
+            "joint 1")):
+        gltf.load(_write_json(tmp_path, d))
+
+
+def test_random_byte_flips_give_gltf_errors(tmp_path):
+    """Bit flips in CesiumMan's binary chunk: each file loads and poses, or raises GltfError
+    (or the documented IndexError for a joint beyond the skin), nothing else."""
+    data = open(os.path.join(DATA, "CesiumMan.glb"), "rb").read()
+    start = 20 + struct.unpack_from("<I", data, 12)[0] + 8
+    rng = np.random.default_rng(1)  # seed 1 used to give ValueErrors from mesh.py / skeleton.py
+    path = tmp_path / "flipped.glb"
+    errors = 0
+    for _ in range(150):
+        bad = bytearray(data)
+        for _ in range(int(rng.integers(1, 6))):
+            bad[int(rng.integers(start, len(data)))] ^= 1 << int(rng.integers(8))
+        path.write_bytes(bytes(bad))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", gltf.GltfWarning)
+                (mesh,), (clip,) = gltf.load(path)
+            mesh.pose(clip, 0.5)
+            mesh.pose(clip, 1.5, method="dqs")
+        except gltf.GltfError:
+            errors += 1
+        except IndexError as exc:
+            assert "uses joint" in str(exc)
+    assert errors > 10
+
+
 def test_inputs_unmodified_and_results_writable(loaded):
     meshes, clips = loaded["RiggedSimple"]
     mesh, clip = meshes[0], clips[0]
     before = mesh.positions.copy()
     mesh.pose(clip, 0.5, method="dqs")
     np.testing.assert_array_equal(mesh.positions, before)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_every_loaded_array_is_a_writable_copy(tmp_path, dtype):
+    """Positions, normals, tangents, faces, influences and morph targets are writable arrays of
+    their own (also where two primitives share an accessor), so the in-place idiom works."""
+    scene = arm_scene()
+    scene["N"] = np.tile([[1.0, 0.0, 0.0]], (len(scene["P"]), 1))
+    scene["T"] = np.tile([[0.0, 1.0, 0.0, 1.0]], (len(scene["P"]), 1))
+    scene["morph"] = np.ones((1, len(scene["P"]), 3))
+    scene["nodes"].append({"name": "body2", "mesh": 0, "skin": 0})
+    scene["roots"] = scene["roots"] + [5]
+    meshes, (clip,) = gltf.load(write_scene(tmp_path, scene), dtype=dtype)
+    names = ("positions", "normals", "tangents", "faces", "indices", "weights", "morph_targets")
+    for name in names:
+        x, y = (getattr(m, name) for m in meshes)
+        assert x.flags.writeable and x.flags.c_contiguous and not np.shares_memory(x, y)
+    for ch in clip.channels:
+        assert ch.values.flags.writeable and ch.times.flags.writeable
+    (m,), (walk,) = gltf.load(os.path.join(DATA, "CesiumMan.glb"), dtype=dtype)
+    K = m.palette(walk.sample(1.0))
+    want = sk.lbs(m.positions, m.influences, K)
+    assert sk.lbs(m.positions, m.influences, K, out=m.positions) is m.positions  # README idiom
+    np.testing.assert_array_equal(m.positions, want)
 
 
 def test_strips_and_fans_become_triangles(tmp_path):
@@ -878,8 +1068,9 @@ def _json_paths(o, pre=()):
 
 def test_malformed_properties_give_gltf_errors(tmp_path):
     """Every property of a small file set to a wrong value (-1, huge, a string, null, a list,
-    an object): the file either loads and poses or raises GltfError / IndexError, never a
-    TypeError / KeyError / AttributeError from inside the reader."""
+    an object): the file either loads and poses or raises GltfError (or the documented
+    IndexError for a joint beyond the skin), never a TypeError / KeyError / AttributeError or a
+    bare IndexError from inside the reader."""
     scene = arm_scene("CUBICSPLINE")
     scene["morph"] = np.zeros((1, 24, 3))
     d0 = json.load(open(write_scene(tmp_path, scene)))
@@ -902,6 +1093,7 @@ def test_malformed_properties_give_gltf_errors(tmp_path):
                         m.pose(c, 0.3)
                 outcomes["loaded"] += 1
             except (gltf.GltfError, IndexError) as exc:
+                assert type(exc) is not IndexError or "uses joint" in str(exc), (p, val, exc)
                 outcomes[type(exc).__name__] += 1
     assert outcomes["GltfError"] > 300 and outcomes["loaded"] > 50
 

@@ -1,16 +1,19 @@
 """The ``skinkit`` command (also ``python -m skinkit``).
 
-``skinkit demo [--out DIR]`` twists joint 5 of seed 001's cylinder under rigid, LBS and DQS
-skinning, prints volume ratio, smallest radius and the rigid seam per method and angle, then the
-same for optimized centers of rotation (CoR) and the bulge of a bent elbow per method, and
-writes ``candy_wrapper.png`` and ``volume_ratio.png`` (CoR beside the others) (needs the ``plot`` extra; without it the
-table is still printed).  ``skinkit info`` prints the build configuration.  ``skinkit bake
-model.glb`` bakes an animation of a glTF file into a ``.pc2`` / ``.npy`` point cache (on threads,
-or on a dask scheduler with ``--scheduler tcp://host:8786``).
+``skinkit demo [--out DIR]`` twists joint 5 of seed 001's cylinder and prints, per angle, the
+volume ratio and smallest radius under rigid, LBS and DQS skinning and the seam a rigid binding
+tears open, then the same two numbers for optimized centers of rotation (CoR), then the bulge and
+volume of the elbow of ``skinkit.rigs.arm`` bent by 90 and 120 degrees under LBS, DQS and CoR; it
+writes ``candy_wrapper.png`` and ``volume_ratio.png`` (rigid, LBS, DQS and CoR; needs the ``plot``
+extra, without it the tables are still printed).  ``skinkit info`` prints the build
+configuration.  ``skinkit bake model.glb`` bakes an animation of a glTF file into a ``.pc2`` /
+``.npy`` point cache by any skinning method (``--method blend`` takes ``--blend``), on threads or
+on a dask scheduler with ``--scheduler tcp://host:8786``.
 """
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 
@@ -56,10 +59,16 @@ def _cor_table(rig, sweep, angles):
 
 
 def demo(out=".", angles=DEMO_ANGLES, plots=True, stream=None):
-    """Run the candy-wrapper demo; returns the exit status (0 ok, 1 could not write)."""
+    """Run the candy-wrapper demo; returns the exit status (0 ok, 1 non-finite angles or could
+    not write the figures)."""
     from . import metrics, rigs
 
     stream = sys.stdout if stream is None else stream
+    bad = [a for a in angles if not math.isfinite(a)]
+    if bad:
+        print(f"skinkit demo: --angles must be finite numbers of degrees, got {bad[0]}",
+              file=sys.stderr)
+        return 1
     methods = ("rigid", "lbs", "dqs")
     rig = rigs.seed001()
     sweep = metrics.twist_sweep(rig, 5, angles, methods=methods + ("cor",))
@@ -112,6 +121,36 @@ def _pick(items, key, what):
                          + ", ".join(f"{i}: {n}" for i, n in enumerate(names))) from None
 
 
+def _blend_option(arg, method, mesh):
+    """``--blend``: ``{}`` or ``{"blend": b}`` for :func:`skinkit.bake`, from a number in
+    [0, 1] or a ``.npy`` file of one such value per vertex (cast to the mesh's dtype); the range
+    is checked by the skinning call."""
+    if arg is None:
+        if method == "blend":
+            raise ValueError("--method blend needs --blend: a number in [0, 1] (0 = LBS, "
+                             "1 = DQS) or a .npy file of one such value per vertex")
+        return {}
+    if method != "blend":
+        raise ValueError(f"--blend is only used by --method blend, not {method!r}")
+    if not arg.lower().endswith(".npy"):
+        try:
+            return {"blend": float(arg)}
+        except ValueError:
+            raise ValueError(f"--blend: {arg!r} is neither a number nor a .npy file") from None
+    try:
+        b = np.load(arg)
+    except OSError as exc:
+        raise ValueError(f"--blend: cannot read {arg!r} ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise ValueError(f"--blend: {arg!r} is not a NumPy array file ({exc})") from None
+    V = mesh.n_vertices
+    if not isinstance(b, np.ndarray) or b.dtype.kind not in "fiu" or b.shape != (V,):
+        what = f"{b.dtype} {b.shape}" if isinstance(b, np.ndarray) else type(b).__name__
+        raise ValueError(f"--blend: {arg!r} holds {what}; it must be ({V},) numbers, one per "
+                         f"vertex of {mesh.name!r}")
+    return {"blend": np.ascontiguousarray(b, dtype=mesh.dtype)}
+
+
 def bake_command(args, stream=None):
     """``skinkit bake``: returns the exit status (0 ok, 1 bad input or could not write)."""
     from .bake import bake, normals_path
@@ -125,10 +164,11 @@ def bake_command(args, stream=None):
         if not mine:
             raise ValueError(f"{args.model}: no animation moves {mesh.name!r}")
         clip = _pick(mine, args.clip, "animation")
+        options = _blend_option(args.blend, args.method, mesh)
         out = args.out or os.path.splitext(os.path.basename(args.model))[0] + ".pc2"
         res = bake(mesh, clip, fps=args.fps, method=args.method, threads=args.threads, out=out,
                    normals=args.normals, progress=False if args.no_progress else None,
-                   scheduler=args.scheduler)
+                   scheduler=args.scheduler, **options)
     except (OSError, ValueError, TypeError, NotImplementedError, ImportError) as exc:
         print(f"skinkit bake: {exc}", file=sys.stderr)
         return 1
@@ -148,15 +188,19 @@ def main(argv=None):
 
     parser.add_argument("--version", action="version", version=f"skinkit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="{demo,info,bake}")
-    d = sub.add_parser("demo", help="twist seed 001's cylinder under rigid / LBS / DQS: table "
-                       "and figures", description="Twist joint 5 of seed 001's skinned cylinder "
-                       "and compare rigid, LBS and DQS skinning: prints a table, writes "
-                       "candy_wrapper.png and volume_ratio.png.")
+    d = sub.add_parser("demo", help="twist seed 001's cylinder under rigid / LBS / DQS / CoR "
+                       "and bend an elbow: tables and figures", description="Twist joint 5 of "
+                       "seed 001's skinned cylinder and compare rigid, LBS, DQS and CoR "
+                       "(optimized centers of rotation) skinning, then bend the elbow of "
+                       "skinkit.rigs.arm by 90 and 120 degrees under LBS, DQS and CoR: prints "
+                       "the tables, writes candy_wrapper.png and volume_ratio.png (with "
+                       "matplotlib, the plot extra).")
     d.add_argument("--out", default=".", metavar="DIR",
                    help="folder for the PNG files (default: the current folder)")
     d.add_argument("--angles", type=float, nargs="+", default=list(DEMO_ANGLES), metavar="DEG",
-                   help="twist angles of the table, degrees (default: %(default)s)")
-    d.add_argument("--no-plots", action="store_true", help="print the table only")
+                   help="twist angles of the tables, finite degrees (default: %(default)s; the "
+                   "figures and the elbow bends use fixed angles)")
+    d.add_argument("--no-plots", action="store_true", help="print the tables only, no figures")
     sub.add_parser("info", help="print the build configuration (show_config)")
     b = sub.add_parser("bake", help="bake a glTF animation into a .pc2 / .npy point cache",
                        description="Skin every frame of an animation of a glTF file and write "
@@ -167,7 +211,12 @@ def main(argv=None):
     b.add_argument("--mesh", default="0", metavar="NAME|INDEX",
                    help="the skinned mesh (default: the first)")
     b.add_argument("--fps", type=float, default=30.0, help="frames per second (default: 30)")
-    b.add_argument("--method", default="lbs", help="rigid, lbs, dqs ... (default: lbs)")
+    b.add_argument("--method", default="lbs",
+                   help="rigid, lbs, dqs, cor (centers of rotation, computed from the mesh's "
+                   "faces first) or blend (LBS and DQS mixed by --blend) (default: lbs)")
+    b.add_argument("--blend", default=None, metavar="B|FILE.npy",
+                   help="for --method blend: a number in [0, 1] (0 = LBS, 1 = DQS), or a .npy "
+                   "file of one such value per vertex")
     b.add_argument("--threads", type=int, default=None, help="threads over frames")
     b.add_argument("--out", default=None, metavar="FILE.pc2|FILE.npy",
                    help="the point cache (default: <model name>.pc2 in the current folder)")

@@ -259,17 +259,26 @@ class _Doc:
             raise GltfError(f"bufferViews[{view_index}] (bytes {off}..{off + length}) runs past "
                             f"the end of buffers[{bv['buffer']}] ({len(data)} bytes): truncated "
                             "or corrupted buffer")
-        return data[off:off + length], bv.get("byteStride")
+        return data[off:off + length], bv.get("byteStride"), off
 
     def _strided(self, view_index, offset, count, dtype, ncomp, what, stride=None):
-        data, view_stride = self._view_bytes(view_index, what)
+        data, view_stride, view_offset = self._view_bytes(view_index, what)
         item = np.dtype(dtype).itemsize
         elem = item * ncomp
         stride = int(view_stride or stride or elem)
         if stride < elem:
             raise GltfError(f"{what}: byteStride {stride} is smaller than an element ({elem} bytes)")
+        # glTF 2.0 section 3.6.2.4: the offset into the view and into the buffer, and the
+        # stride, are multiples of the component size (a misaligned read decodes garbage)
         if offset % item:
-            raise GltfError(f"{what}: byteOffset {offset} is not a multiple of the component size")
+            raise GltfError(f"{what}: byteOffset {offset} is not a multiple of the component size "
+                            f"({item} bytes)")
+        if view_offset % item:
+            raise GltfError(f"{what}: bufferViews[{view_index}].byteOffset {view_offset} is not a "
+                            f"multiple of the component size ({item} bytes)")
+        if stride % item:
+            raise GltfError(f"{what}: byteStride {stride} of bufferViews[{view_index}] is not a "
+                            f"multiple of the component size ({item} bytes)")
         if count == 0:
             return np.zeros((0, ncomp), dtype=dtype)
         end = offset + stride * (count - 1) + elem
@@ -330,7 +339,9 @@ class _Doc:
         if acc["type"] in ("MAT2", "MAT3"):
             n = 2 if acc["type"] == "MAT2" else 3
             arr = arr.reshape(count, n, n).transpose(0, 2, 1)
-        arr.setflags(write=False)
+        if arr.dtype == np.float32 and not np.all(np.isfinite(arr)):
+            raise GltfError(f"{what} contains NaN or inf: corrupted or misaligned data")
+        arr.setflags(write=False)  # cached and shared: load() hands out copies
         self._cache[key] = arr
         return arr
 
@@ -428,11 +439,23 @@ def _is_similarity(m, tol=1e-9):
 # Animations
 # ---------------------------------------------------------------------------------------------
 def _animated_nodes(doc):
-    """{node: set of paths} over every animation."""
+    """{node: set of paths} over every animation; checks every channel's node and sampler."""
     out = {}
-    for a in doc.json.get("animations", []):
-        for ch in a.get("channels", []):
+    for ai, a in enumerate(doc.json.get("animations", [])):
+        seen = {}
+        for ci, ch in enumerate(a.get("channels", [])):
+            what = f"animations[{ai}].channels[{ci}]"
             node, path = ch.get("target", {}).get("node"), ch.get("target", {}).get("path")
+            if node is not None:
+                doc.get("nodes", node, what + ".target.node")
+                if (node, path) in seen:  # glTF 2.0 section 3.11: each target at most once
+                    raise GltfError(f"{what}: nodes[{node}].{path} is already animated by "
+                                    f"channels[{seen[node, path]}] of the same animation")
+                seen[node, path] = ci
+            si, samplers = ch.get("sampler"), a.get("samplers", [])
+            if not isinstance(si, int) or not 0 <= si < len(samplers):
+                raise GltfError(f"{what}.sampler: animations[{ai}].samplers[{si}] does not "
+                                f"exist ({len(samplers)} samplers)")
             if node is not None and path in ("translation", "rotation", "scale"):
                 out.setdefault(node, set()).add(path)
     return out
@@ -440,10 +463,7 @@ def _animated_nodes(doc):
 
 def _sampler_data(doc, anim, ai, si):
     what = f"animations[{ai}].samplers[{si}]"
-    samplers = anim.get("samplers", [])
-    if not isinstance(si, int) or not 0 <= si < len(samplers):
-        raise GltfError(f"{what} does not exist")
-    s = samplers[si]
+    s = anim["samplers"][si]  # exists: _animated_nodes checked every channel's sampler
     interp = str(s.get("interpolation", "LINEAR")).lower()
     if interp not in ("linear", "step", "cubicspline"):
         raise GltfError(f"{what}: unknown interpolation {s.get('interpolation')!r}")
@@ -452,8 +472,8 @@ def _sampler_data(doc, anim, ai, si):
     times = np.asarray(times, dtype=np.float64).reshape(-1)
     if times.size == 0:
         raise GltfError(f"{what}: no keyframes")
-    if not np.all(np.isfinite(times)) or np.any(np.diff(times) <= 0):
-        raise GltfError(f"{what}: input times must be finite and strictly increasing")
+    if np.any(np.diff(times) <= 0):  # finite: accessor() checks every float accessor
+        raise GltfError(f"{what}: input times must be strictly increasing")
     return times, np.asarray(values, dtype=np.float64), interp, what
 
 
@@ -675,8 +695,8 @@ def _check_weights(idx, w, J, what, on_invalid):
 
     if on_invalid not in ("warn", "raise", "normalize"):
         raise ValueError(f"on_invalid must be 'warn', 'raise' or 'normalize', got {on_invalid!r}")
-    if w.dtype == np.float32 and (not np.all(np.isfinite(w)) or np.any(w < 0)):
-        raise GltfError(f"{what}: WEIGHTS_n holds negative, NaN or infinite weights")
+    if w.dtype == np.float32 and np.any(w < 0):  # NaN / inf: refused by accessor()
+        raise GltfError(f"{what}: WEIGHTS_n holds negative weights")
     # joint range is checked by the caller (IndexError, DESIGN section 5), so not here
     problems = wt.validate(idx, w)
     if not problems:
@@ -696,16 +716,19 @@ class _SkinInfo:
     """Everything a skin contributes: the Skeleton, the base frame, each joint's node chain."""
 
 
-def _build_skin(doc, si, parent, names, locals_, worlds, animated):
-    skin = doc.get("skins", si, "a skinned node")
+def _build_skin(doc, si, ni, parent, names, locals_, worlds, animated):
+    skin = doc.get("skins", si, f"nodes[{ni}].skin")
     what = f"skins[{si}]"
     joints = skin.get("joints", [])
-    n_nodes = len(parent)
     if not joints:
         raise GltfError(f"{what} has no joints")
-    if len(set(joints)) != len(joints) or any(
-            not isinstance(j, int) or not 0 <= j < n_nodes for j in joints):
-        raise GltfError(f"{what}.joints must be distinct existing nodes")
+    for k, j in enumerate(joints):
+        doc.get("nodes", j, f"{what}.joints[{k}]")
+    if len(set(joints)) != len(joints):
+        dup = next(j for k, j in enumerate(joints) if j in joints[:k])
+        raise GltfError(f"{what}.joints lists nodes[{dup}] twice (joints must be distinct)")
+    if "skeleton" in skin:  # only a hint, unused, but it must name a node
+        doc.get("nodes", skin["skeleton"], f"{what}.skeleton")
     J = len(joints)
     pos = {node: k for k, node in enumerate(joints)}
     if "inverseBindMatrices" in skin:
@@ -714,9 +737,7 @@ def _build_skin(doc, si, parent, names, locals_, worlds, animated):
         if ibm.ndim != 3 or ibm.shape[0] < J:
             raise GltfError(f"{what}: inverseBindMatrices must be MAT4 with at least {J} "
                             "elements")
-        ibm = ibm[:J].copy()
-        if not np.all(np.isfinite(ibm)):
-            raise GltfError(f"{what}: inverseBindMatrices contains NaN or inf")
+        ibm = ibm[:J].copy()  # finite: accessor() checks every float accessor
         bad = np.abs(ibm[:, 3] - [0, 0, 0, 1]).max(axis=1) > 1e-6
         if bad.any():
             raise GltfError(f"{what}: inverse bind matrix of joint {int(np.flatnonzero(bad)[0])} "
@@ -767,10 +788,17 @@ def _build_skin(doc, si, parent, names, locals_, worlds, animated):
         chains[k] = chain
     bind_world = base @ np.linalg.inv(ibm)  # see the module docstring (bind_shape = base)
     local_bind = np.empty((J, 4, 4))
-    for k in range(J):
-        p = jparent[k]
-        local_bind[k] = bind_world[k] if p < 0 else np.linalg.solve(bind_world[p], bind_world[k])
-    skeleton = Skeleton(jparent, local_bind, names=[names[n] for n in joints])
+    try:  # (LinAlgError is a ValueError)
+        for k in range(J):
+            p = jparent[k]
+            local_bind[k] = bind_world[k] if p < 0 else np.linalg.solve(bind_world[p],
+                                                                        bind_world[k])
+        skeleton = Skeleton(jparent, local_bind, names=[names[n] for n in joints])
+        skeleton.inverse_bind()  # what every palette needs: fail here, not at the first pose
+    except ValueError as exc:  # e.g. a corrupted matrix: a bind pose float64 cannot invert
+        why = str(exc).removeprefix("local_bind: ")
+        raise GltfError(f"{what}: the bind pose of its inverseBindMatrices (accessors"
+                        f"[{skin.get('inverseBindMatrices')}]) is unusable: {why}") from None
     info = _SkinInfo()
     info.index, info.joints, info.skeleton, info.base, info.chains = si, joints, skeleton, base, chains
     info.ibm = ibm
@@ -875,6 +903,9 @@ def load(path, on_invalid="warn", dtype=np.float32, scene=None):
         primitive's, in the mesh's (bind) space.  ``faces`` are triangles (strips and fans
         converted), None for points and lines.  Morph targets: ``morph_targets`` holds the
         POSITION deltas ``(M, V, 3)``; ``mesh.gltf_default_morph_weights`` the default weights.
+        Every array is a writable, C-contiguous copy owned by its mesh (decoded from the file,
+        never shared with another mesh even where two primitives use one accessor), so
+        ``skinkit.lbs(m.positions, m.influences, K, out=m.positions)`` skins in place.
     clips : list of Clip
         One per animation and skin it moves (an animation is attached to every skin when the
         file has one skin), named after the animation (``"animation<i>"`` when unnamed; with
@@ -887,9 +918,13 @@ def load(path, on_invalid="warn", dtype=np.float32, scene=None):
     Raises
     ------
     GltfError (a ValueError)
-        Malformed JSON / GLB, truncated or corrupted buffers, accessors out of bounds, an
-        unsupported required extension (Draco, meshopt ...), a skinned primitive without
-        JOINTS_0 / WEIGHTS_0, non-affine or singular inverse bind matrices, bad keyframes.
+        Malformed JSON / GLB, an index the loader follows (scene nodes, children, skin joints /
+        skeleton / inverseBindMatrices, meshes, accessors, buffer views, buffers, animation
+        target nodes and samplers) naming nothing, truncated or corrupted buffers, accessors
+        out of bounds or misaligned (offsets and strides must be multiples of the component
+        size), NaN or inf in a float accessor (named with its use), an unsupported required
+        extension (Draco, meshopt ...), a skinned primitive without JOINTS_0 / WEIGHTS_0,
+        non-affine or singular inverse bind matrices, bad keyframes.
     IndexError
         A joint index beyond the skin's joints where the weight is not zero.
 
@@ -930,14 +965,15 @@ def load(path, on_invalid="warn", dtype=np.float32, scene=None):
     if scene is not None:
         sc = doc.get("scenes", scene, "scene")
         in_scene = set()
-        for r in sc.get("nodes", []):
+        for k, r in enumerate(sc.get("nodes", [])):
+            doc.get("nodes", r, f"scenes[{scene}].nodes[{k}]")  # children: _node_parents
             stack = [r]
             while stack:
                 n = stack.pop()
                 if n in in_scene:
                     continue
                 in_scene.add(n)
-                stack.extend(nodes[n].get("children", []) if 0 <= n < len(nodes) else [])
+                stack.extend(nodes[n].get("children", []))
     else:
         in_scene = set(range(len(nodes)))
 
@@ -948,7 +984,7 @@ def load(path, on_invalid="warn", dtype=np.float32, scene=None):
             continue
         si = node["skin"]
         if si not in skins:
-            skins[si] = _build_skin(doc, si, parent, names, locals_, worlds, animated)
+            skins[si] = _build_skin(doc, si, ni, parent, names, locals_, worlds, animated)
         info = skins[si]
         J = len(info.joints)
         mesh_json = doc.get("meshes", node["mesh"], f"nodes[{ni}]")
@@ -963,7 +999,7 @@ def load(path, on_invalid="warn", dtype=np.float32, scene=None):
             if P.shape[1] != 3:
                 raise GltfError(f"{what}: POSITION must be VEC3")
             V = P.shape[0]
-            P = np.ascontiguousarray(P, dtype=dtype)
+            P = np.array(P, dtype=dtype)  # the mesh's own writable copy (accessors are shared)
             idx, w = _influences(doc, prim, J, what, on_invalid)
             if idx.shape[0] != V:
                 raise GltfError(f"{what}: JOINTS_0 has {idx.shape[0]} vertices, POSITION has {V}")
@@ -971,11 +1007,11 @@ def load(path, on_invalid="warn", dtype=np.float32, scene=None):
                 w = np.ascontiguousarray(w, dtype=dtype)
             N = T = None
             if "NORMAL" in attrs:
-                N = np.ascontiguousarray(doc.accessor(attrs["NORMAL"], what + " NORMAL"), dtype=dtype)
+                N = np.array(doc.accessor(attrs["NORMAL"], what + " NORMAL"), dtype=dtype)
                 if N.shape != (V, 3):
                     raise GltfError(f"{what}: NORMAL must be VEC3 with {V} elements")
             if "TANGENT" in attrs:
-                T = np.ascontiguousarray(doc.accessor(attrs["TANGENT"], what + " TANGENT"), dtype=dtype)
+                T = np.array(doc.accessor(attrs["TANGENT"], what + " TANGENT"), dtype=dtype)
                 if T.shape != (V, 4):
                     raise GltfError(f"{what}: TANGENT must be VEC4 with {V} elements")
             morphs = None
