@@ -399,6 +399,17 @@ def test_messages_name_what_is_wrong(rig):
            out=np.zeros((V, 3), np.float32))
 
 
+def test_shape_messages_name_the_axes(rig):
+    for method in METHODS:
+        fn, args, kw = kernel_call(method, rig, palette=rig.palette[0])
+        expect(ValueError, r"palette must have shape \(J, 4, 4\) or \(F, J, 4, 4\)", fn, *args,
+               **kw)
+    expect(ValueError, r"root must have shape \(4, 4\) or \(F, 4, 4\)",
+           rig.skeleton.global_transforms, root=np.zeros((2, 2, 4, 4)))
+    expect(ValueError, r"local must have shape \(J, 4, 4\) or \(F, J, 4, 4\)",
+           rig.skeleton.global_transforms, np.zeros((4, 4)))
+
+
 def test_output_elements_must_not_share_memory(rig):
     """An out whose rows repeat memory (a zero stride) would keep the last write; refused.
     Views of a wider buffer (interleaved vertex data) are fine."""

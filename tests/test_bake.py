@@ -222,8 +222,9 @@ def test_bad_input_is_refused_before_anything_is_written(tmp_path, cesium):
     nan = pal.copy()
     nan[3, 2, 0, 1] = np.nan
     cases = [
-        (dict(clip=nan), ValueError, "clip contains NaN"),
-        (dict(clip=pal[:, :, :2]), ValueError, "clip must have shape"),
+        (dict(clip=nan), ValueError, r"clip \(a palette stack\) contains NaN"),
+        (dict(clip=pal[:, :, :2]), ValueError,
+         r"clip \(a palette stack\) must have shape"),
         (dict(clip=pal[:, :-1]), ValueError, "clip: the palette stack has 18 joints"),
         (dict(clip=sk.Clip([0.0, 1.0], np.stack([np.eye(4)[None]] * 2))), ValueError,
          "clip has 1 joints"),

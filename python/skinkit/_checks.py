@@ -43,18 +43,20 @@ _EXACT_LAST_ROW = {np.dtype(t): np.array([0, 0, 0, 1], dtype=t).tobytes()
                    for t in (np.float32, np.float64)}
 
 
-def transforms(x, name, batch_ndim=None, dtype=None, finite=True):
+def transforms(x, name, batch_ndim=None, dtype=None, finite=True, axes=("F", "J")):
     """A ``(..., 4, 4)`` or ``(..., 3, 4)`` stack of affine transforms, checked: real dtype,
     finite (unless ``finite=False``: for a caller whose C code checks), last row [0, 0, 0, 1]
     within 1e-6; ``batch_ndim`` fixes the number of leading axes (an int or a tuple of allowed
-    counts).  Returns (array as ``dtype``, rows)."""
+    counts), named in messages by the last ones of ``axes`` (frames, joints).  Returns (array
+    as ``dtype``, rows)."""
     a = real_array(x, name)
     if a.ndim < 2 or a.shape[-1] != 4 or a.shape[-2] not in (3, 4):
         raise ValueError(f"{name} must have shape (..., 4, 4) or (..., 3, 4), got {a.shape}")
     if batch_ndim is not None:
         allowed = (batch_ndim,) if isinstance(batch_ndim, int) else tuple(batch_ndim)
         if a.ndim - 2 not in allowed:
-            forms = " or ".join("(" + ", ".join(["N"] * n + ["4", "4"]) + ")" for n in allowed)
+            forms = " or ".join("(" + ", ".join(list(axes[len(axes) - n:]) + ["4", "4"]) + ")"
+                                for n in allowed)
             raise ValueError(f"{name} must have shape {forms}, got {a.shape}")
     if finite and a.dtype.kind == "f" and not np.isfinite(a).all():
         raise ValueError(f"{name} contains NaN or inf")

@@ -101,7 +101,7 @@ class _Plan:
             self.clip, self.frames = clip, clip.frame_times(fps)
             self.start = float(clip.start) * float(fps)
         elif isinstance(clip, (np.ndarray, list, tuple)):
-            pal, _ = transforms(clip, "clip", batch_ndim=2, dtype=np.float64)
+            pal, _ = transforms(clip, "clip (a palette stack)", batch_ndim=2, dtype=np.float64)
             if pal.shape[1] != J:
                 raise ValueError(f"clip: the palette stack has {pal.shape[1]} joints, the mesh's "
                                  f"skeleton has {J}")

@@ -96,7 +96,7 @@ def _fk_sorted(sorted_parents, local, root, dtype):
 def _root_array(root, frames):
     if root is None:
         return None, frames
-    r, _ = transforms(root, "root", batch_ndim=(0, 1), dtype=np.float64)
+    r, _ = transforms(root, "root", batch_ndim=(0, 1), dtype=np.float64, axes=("F",))
     r = _c_array(r[..., :3, :], np.float64).reshape(-1, 3, 4)
     batched = np.ndim(root) == 3
     if batched:
