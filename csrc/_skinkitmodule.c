@@ -1239,9 +1239,10 @@ static PyObject *py_centers_of_rotation(PyObject *self, PyObject *args)
     const char *bad_name = "indices";
     Py_BEGIN_ALLOW_THREADS
     if (!validated && V > 0) {
-        /* no palette here: any joint below the precompute's limit is in range */
-        r = t == NPY_FLOAT32 ? sk_validate_influences_f32(&infl, V, SK_CENTERS_MAX_JOINTS, &bad)
-                             : sk_validate_influences_f64(&infl, V, SK_CENTERS_MAX_JOINTS, &bad);
+        /* no palette here: only a negative index is out of range (IndexError); one at or past
+         * the precompute's limit is refused by sk_centers_prepare, as for an Influences */
+        r = t == NPY_FLOAT32 ? sk_validate_influences_f32(&infl, V, INT64_MAX, &bad)
+                             : sk_validate_influences_f64(&infl, V, INT64_MAX, &bad);
         if (r == SK_ERR_NOT_FINITE || r == SK_ERR_NEGATIVE_WEIGHT) bad_name = "weights";
     }
     if (r == SK_OK) {

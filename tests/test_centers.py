@@ -364,7 +364,8 @@ def _bad_cases(P, F, idx, w):
         (ValueError, "weights", (P, F, idx, neg), {}),
         (ValueError, "weights", (P, F, idx, nan), {}),
         (IndexError, "indices", (P, F, negi, w), {}),
-        (IndexError, "indices", (P, F, huge, w), {}),  # beyond 2**24 joints
+        # beyond 2**24 joints: the precompute's limit, as for an Influences (below)
+        (ValueError, "indices: joint index 16777216 is too large.*2\\^24", (P, F, huge, w), {}),
         (ValueError, "sigma", (P, F, idx, w), {"sigma": 0.0}),
         (ValueError, "sigma", (P, F, idx, w), {"sigma": -1.0}),
         (ValueError, "sigma", (P, F, idx, w), {"sigma": np.nan}),
