@@ -115,6 +115,31 @@ def test_matrix_to_quat_matches_scipy_canonical(rng):
     np.testing.assert_allclose(tf.quat_to_matrix(got)[:, :3, :3], m, atol=1e-14)
 
 
+@pytest.mark.parametrize("kind", ["uniform", "per_axis", "sheared", "mirrored"])
+def test_matrix_to_quat_of_a_scaled_matrix_is_its_rotation(rng, kind):
+    """A 3x3 that is not a rotation gives the rotation of its polar decomposition, as SciPy's
+    Rotation.from_matrix does; a scale without shear gives exactly the rotation it scales (it
+    gave a 106° turn for a 90° one scaled by 2)."""
+    rot = rotations(rng, 200).as_matrix()
+    s = {"uniform": np.full((200, 3), 2.0), "per_axis": rng.uniform(0.3, 3, (200, 3)),
+         "sheared": rng.uniform(0.3, 3, (200, 3)), "mirrored": rng.uniform(0.3, 3, (200, 3))}[kind]
+    a = rot * s[:, None, :]
+    if kind == "sheared":
+        a = a @ np.array([[1.0, 0.4, 0], [0, 1, 0.2], [0, 0, 1]])
+    if kind == "mirrored":
+        a = a @ np.diag([1.0, 1, -1])
+    got = tf.matrix_to_quat(a)
+    np.testing.assert_allclose(tf.quat_to_matrix(got)[:, :3, :3], tf.polar(a)[0], atol=1e-12)
+    if kind != "mirrored":  # SciPy's rotation of a mirror differs (no proper-rotation rule)
+        want = tf.quat_canonical(Rotation.from_matrix(a).as_quat())
+        np.testing.assert_allclose(got, want, atol=1e-12)
+    if kind in ("uniform", "per_axis"):
+        np.testing.assert_allclose(tf.quat_to_matrix(got)[:, :3, :3], rot, atol=1e-12)
+    m4 = np.broadcast_to(np.eye(4), (200, 4, 4)).copy()
+    m4[:, :3, :3] = a
+    np.testing.assert_allclose(tf.matrix_to_quat(m4), got, atol=0)
+
+
 def test_matrix_to_quat_bad_shape():
     with pytest.raises(ValueError, match="m"):
         tf.matrix_to_quat(np.eye(2))

@@ -16,9 +16,8 @@ from . import rigs
 from .mesh import SkinnedMesh
 
 __all__ = ["volume", "volume_ratio", "edges", "edge_lengths", "edge_distortion", "displacement",
-           "joint_positions", "bone_radii", "min_bone_radius", "bone_distances", "bulge",
-           "rigid_gap", "twist_sweep",
-           "bend_sweep", "sweep"]
+           "rest_positions", "joint_positions", "bone_radii", "min_bone_radius", "bone_distances",
+           "bulge", "rigid_gap", "twist_sweep", "bend_sweep", "sweep"]
 
 
 def _faces(faces):
@@ -30,10 +29,13 @@ def _faces(faces):
 
 def volume(positions, faces):
     """Volume enclosed by a closed, outward-wound triangle mesh (divergence theorem:
-    ``Σ a · (b × c) / 6`` over the triangles), ``float`` or ``(F,)`` float64.  Negative for an
-    inside-out mesh; meaningless for an open one."""
+    ``Σ a · (b × c) / 6`` over the triangles, about the mean of the vertices so that a mesh far
+    from the origin keeps its precision), ``float`` or ``(F,)`` float64.  Negative for an
+    inside-out mesh; meaningless for an open one (it then depends on the reference point)."""
     p = np.asarray(positions, dtype=np.float64)
     f = _faces(faces)
+    if p.shape[-2]:
+        p = p - p.mean(axis=-2, keepdims=True)
     a, b, c = p[..., f[:, 0], :], p[..., f[:, 1], :], p[..., f[:, 2], :]
     v = np.einsum("...i,...i->...", a, np.cross(b, c)).sum(-1) / 6.0
     return float(v) if np.ndim(v) == 0 else v
@@ -72,6 +74,19 @@ def displacement(a, b):
     """Per-vertex distance ``|a - b|`` between two results (e.g. LBS vs DQS), ``(V,)`` or
     ``(F, V)``."""
     return np.linalg.norm(np.asarray(a, np.float64) - np.asarray(b, np.float64), axis=-1)
+
+
+def rest_positions(mesh):
+    """The rest mesh where the kernels put it: the bind pose skinned, ``inv(base) @ bind_shape @
+    p`` (README: at the bind pose ``K = inv(base) @ bind_shape``), ``(V, 3)`` float64.  The
+    mesh's own positions when ``base`` equals ``bind_shape`` (the glTF loader's meshes, and the
+    built-in rigs).  The metrics compare a deformed mesh with this, never with the object-space
+    positions."""
+    p = np.asarray(mesh.positions, np.float64)
+    m = np.linalg.solve(mesh.base, mesh.bind_shape)
+    if np.array_equal(m, np.eye(4)):
+        return p
+    return p @ m[:3, :3].T + m[:3, 3]
 
 
 def joint_positions(mesh, palette):
@@ -118,7 +133,7 @@ def min_bone_radius(mesh, positions, palette, a, b, relative=True):
     r, _ = bone_radii(mesh, positions, palette, a, b)
     m = r.min(axis=-1)
     if relative:
-        rest, _ = bone_radii(mesh, mesh.positions, mesh.palette(), a, b)
+        rest, _ = bone_radii(mesh, rest_positions(mesh), mesh.palette(), a, b)
         m = m / rest.min()
     return float(m) if np.ndim(m) == 0 else m
 
@@ -146,7 +161,7 @@ def bulge(mesh, positions, palette):
     """The largest increase of any vertex's distance from the (posed) bones over its rest
     distance: how far a method pushes skin out at a bent joint (DQS's bulge), 0 when nothing
     moves away.  ``float`` or ``(F,)``."""
-    rest = bone_distances(mesh, mesh.positions, mesh.palette())
+    rest = bone_distances(mesh, rest_positions(mesh), mesh.palette())
     g = np.maximum(bone_distances(mesh, positions, palette) - rest, 0.0).max(axis=-1)
     return float(g) if np.ndim(g) == 0 else g
 
@@ -205,13 +220,14 @@ def sweep(mesh, locals, methods=("rigid", "lbs", "dqs"), segment=None, threads=N
     K = mesh.palette(locals)
     res = {"positions": {}, "volume_ratio": {}, "max_edge_stretch": {}, "min_radius": {},
            "bulge": {}}
+    rest = rest_positions(mesh)
     for m in methods:
         P = mesh.deform(K, method=m, threads=threads)
         res["positions"][m] = P
         if mesh.faces is not None:
-            res["volume_ratio"][m] = volume_ratio(P, mesh.positions, mesh.faces)
+            res["volume_ratio"][m] = volume_ratio(P, rest, mesh.faces)
             res["max_edge_stretch"][m] = np.nanmax(
-                np.abs(edge_distortion(P, mesh.positions, mesh.faces) - 1), axis=-1)
+                np.abs(edge_distortion(P, rest, mesh.faces) - 1), axis=-1)
         if segment is not None:
             res["min_radius"][m] = min_bone_radius(mesh, P, K, *segment)
         res["bulge"][m] = bulge(mesh, P, K)

@@ -160,11 +160,20 @@ def quat_to_matrix(q):
 
 def matrix_to_quat(m):
     """Quaternions xyzw (canonical sign) of the rotation part of ``m : (..., 3|4, 3|4)``
-    (Shepperd's method: the largest of the four candidate divisors)."""
+    (Shepperd's method: the largest of the four candidate divisors).  The rotation part is the
+    3x3 itself when it is a rotation up to rounding (``|AᵀA − I|`` within 1e-4, which takes in
+    a float32 rotation and what DQS calls rigid, determinant > 0; the quaternion is normalized),
+    else the rotation of its polar decomposition (:func:`polar`; for a scaled matrix without
+    shear, its rotation), as SciPy's ``Rotation.from_matrix`` does."""
     m = _real(m, "m")
     if m.ndim < 2 or m.shape[-2] not in (3, 4) or m.shape[-1] not in (3, 4):
         raise ValueError(f"m must have shape (..., 3|4, 3|4), got {m.shape}")
     r = m[..., :3, :3]
+    off = np.abs(np.swapaxes(r, -1, -2) @ r - np.eye(3)).max(axis=(-2, -1))
+    bad = ~((off <= 1e-4) & (np.linalg.det(r) > 0))
+    if np.any(bad):
+        r = r.copy()
+        r[bad] = polar(r[bad])[0]
     tr = r[..., 0, 0] + r[..., 1, 1] + r[..., 2, 2]
     cand = np.stack([r[..., 0, 0], r[..., 1, 1], r[..., 2, 2], tr], -1)
     k = np.argmax(cand, axis=-1)
