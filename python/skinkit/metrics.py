@@ -15,9 +15,9 @@ import numpy as np
 from . import rigs
 from .mesh import SkinnedMesh
 
-__all__ = ["volume", "volume_ratio", "edges", "edge_lengths", "edge_distortion", "displacement",
-           "rest_positions", "joint_positions", "bone_radii", "min_bone_radius", "bone_distances",
-           "bulge", "rigid_gap", "twist_sweep", "bend_sweep", "sweep"]
+__all__ = ["volume", "volume_ratio", "is_closed", "edges", "edge_lengths", "edge_distortion",
+           "displacement", "rest_positions", "joint_positions", "bone_radii", "min_bone_radius",
+           "bone_distances", "bulge", "rigid_gap", "twist_sweep", "bend_sweep", "sweep"]
 
 
 def _faces(faces):
@@ -31,7 +31,8 @@ def volume(positions, faces):
     """Volume enclosed by a closed, outward-wound triangle mesh (divergence theorem:
     ``Σ a · (b × c) / 6`` over the triangles, about the mean of the vertices so that a mesh far
     from the origin keeps its precision), ``float`` or ``(F,)`` float64.  Negative for an
-    inside-out mesh; meaningless for an open one (it then depends on the reference point)."""
+    inside-out mesh; meaningless for an open one (it then depends on the reference point;
+    :func:`is_closed` tells)."""
     p = np.asarray(positions, dtype=np.float64)
     f = _faces(faces)
     if p.shape[-2]:
@@ -39,6 +40,25 @@ def volume(positions, faces):
     a, b, c = p[..., f[:, 0], :], p[..., f[:, 1], :], p[..., f[:, 2], :]
     v = np.einsum("...i,...i->...", a, np.cross(b, c)).sum(-1) / 6.0
     return float(v) if np.ndim(v) == 0 else v
+
+
+def is_closed(faces, positions=None):
+    """True when the triangles form closed surfaces wound consistently: every directed edge
+    appears once and its reverse once (each edge between exactly two triangles that agree on
+    orientation), which :func:`volume` needs to mean anything.  With ``positions`` ``(V, 3)``,
+    vertices at exactly the same place count as one (a cap or a UV seam that repeats its
+    vertices still closes the surface)."""
+    f = _faces(faces).astype(np.int64)
+    if f.shape[0] == 0:
+        return False
+    if positions is not None:
+        p = np.ascontiguousarray(positions, dtype=np.float64)
+        _, weld = np.unique(p, axis=0, return_inverse=True)
+        f = weld.reshape(-1)[f]
+    d = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
+    n = int(f.max()) + 1
+    key, rev = d[:, 0] * n + d[:, 1], d[:, 1] * n + d[:, 0]
+    return bool(np.unique(key).size == key.size and np.isin(rev, key).all())
 
 
 def volume_ratio(positions, rest, faces):
@@ -199,7 +219,8 @@ def sweep(mesh, locals, methods=("rigid", "lbs", "dqs"), segment=None, threads=N
     Parameters
     ----------
     mesh : SkinnedMesh
-        Closed (with faces) for the volume.
+        With faces for the volume and edge metrics; ``volume_ratio`` is NaN when they do not
+    form closed surfaces (:func:`is_closed`), where a volume means nothing.
     locals : (A, J, 4, 4)
         One pose per sweep step.
     methods : sequence of str
@@ -221,11 +242,13 @@ def sweep(mesh, locals, methods=("rigid", "lbs", "dqs"), segment=None, threads=N
     res = {"positions": {}, "volume_ratio": {}, "max_edge_stretch": {}, "min_radius": {},
            "bulge": {}}
     rest = rest_positions(mesh)
+    closed = mesh.faces is not None and is_closed(mesh.faces, rest)
     for m in methods:
         P = mesh.deform(K, method=m, threads=threads)
         res["positions"][m] = P
         if mesh.faces is not None:
-            res["volume_ratio"][m] = volume_ratio(P, rest, mesh.faces)
+            res["volume_ratio"][m] = (volume_ratio(P, rest, mesh.faces) if closed
+                                      else np.full(K.shape[:-3], np.nan))
             res["max_edge_stretch"][m] = np.nanmax(
                 np.abs(edge_distortion(P, rest, mesh.faces) - 1), axis=-1)
         if segment is not None:
