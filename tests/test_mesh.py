@@ -7,6 +7,7 @@ import pytest
 
 import skinkit as sk
 from skinkit import reference as ref
+from skinkit import rigs
 from skinkit import transforms as tf
 from skinkit.mesh import Channel, Clip, SkinnedMesh, bake
 
@@ -371,6 +372,36 @@ def test_mesh_save_load_and_pickle_roundtrip(tmp_path, rng, random_rigid):
         np.testing.assert_array_equal(other.pose(loc), full.pose(loc))
     with np.load(tmp_path / "m.npz", allow_pickle=False) as d:
         assert d["positions"].dtype == np.float32
+
+
+def test_clip_and_mesh_load_a_name_save_gave_a_suffix(tmp_path):
+    r = rigs.seed001()
+    clip = sk.Clip([0.0, 1.0], np.stack([r.skeleton.local_bind] * 2))
+    clip.save(tmp_path / "c")
+    r.save(str(tmp_path / "m"))
+    assert sk.Clip.load(tmp_path / "c").end == 1.0
+    assert sk.SkinnedMesh.load(str(tmp_path / "m")).n_vertices == r.n_vertices
+
+
+def test_clip_frames_never_pass_its_end_and_need_a_key():
+    J = 3
+    c = sk.Clip([0.0, 1 - 1e-8], np.tile(np.eye(4), (2, J, 1, 1)))
+    t = c.frame_times(1)
+    assert t.size == 2 and t[-1] == c.end  # the rounding frame is taken at the end, not after
+    with pytest.raises(ValueError, match="times: a clip needs at least one key"):
+        sk.Clip([], np.zeros((0, J, 4, 4)))
+
+
+def test_pivots_follow_a_new_bind_shape_and_morph_weights_are_finite():
+    from skinkit import transforms as tf
+    r = rigs.seed001()
+    before = r.pivots()
+    r.bind_shape = tf.translation([1.0, 0, 0])
+    np.testing.assert_allclose(r.pivots(), before - [1.0, 0, 0])
+    m = sk.SkinnedMesh(r.positions, r.skeleton, r.influences, faces=r.faces,
+                       morph_targets=np.ones((2,) + r.positions.shape))
+    with pytest.raises(ValueError, match="morph_weights contains NaN"):
+        m.deform(m.palette(), morph_weights=[np.nan, 0.0])
 
 
 def test_mesh_accepts_an_influences_object_and_exposes_arrays():

@@ -964,3 +964,28 @@ def test_odd_layouts_of_joint_sized_arrays_are_read(rng, random_tree, random_rig
 def test_palette_of_no_joints():
     with pytest.raises(ValueError, match=r"global_transforms.*J = 0"):
         sk.skinning_palette(np.zeros((0, 4, 4)), np.zeros((0, 4, 4)))
+
+
+def test_cached_arrays_are_read_only_and_index_takes_names_or_ints():
+    """The bind pose and the joint order are cached (bind globals, sorted parents): an edit in
+    place would leave them stale (pivots at the old place, the bind palette not the identity),
+    so parents, local_bind and tails are read-only; a pickled copy too."""
+    import pickle
+    s = sk.Skeleton.chain(3, 2.0, names=["a", "b", "c"])
+    s.pivots()
+    for a in (s.parents, s.local_bind):
+        with pytest.raises(ValueError, match="read-only"):
+            a[1] = 0
+    assert not pickle.loads(pickle.dumps(s)).local_bind.flags.writeable
+    edited = s.local_bind.copy()  # the way to change a bind pose: a new skeleton
+    edited[1, 0, 3] = 5.0
+    s2 = sk.Skeleton(s.parents, edited, names=s.names)
+    np.testing.assert_allclose(s2.pivots()[1], [5.0, 2.0, 0.0])
+    np.testing.assert_allclose(s2.palette(), np.broadcast_to(np.eye(4), (3, 4, 4)), atol=1e-15)
+    assert s.index("b") == 1 and s.index(np.int64(-1)) == 2
+    for bad in (1.7, True, None):
+        with pytest.raises(TypeError, match="joint"):
+            s.index(bad)
+    with pytest.raises(TypeError, match="names"):
+        sk.Skeleton.chain(3, 1.0, names="abc")
+

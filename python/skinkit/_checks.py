@@ -5,6 +5,8 @@ them.  Everything here raises the exception DESIGN.md section 5 names, with the 
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 
@@ -32,6 +34,16 @@ def result_float_dtype(dtype, name="dtype"):
     if d is None or d not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise TypeError(f"{name} must be float32 or float64, got {dtype!r}")
     return d
+
+
+def npz_source(path):
+    """What ``numpy.load`` should open for a ``load(path)`` of a file ``save(path)`` wrote:
+    ``numpy.savez`` appends ``.npz`` to a name without it, so such a name loads too."""
+    if isinstance(path, (str, os.PathLike)):
+        path = os.fspath(path)
+        if not os.path.exists(path) and os.path.exists(path + ".npz"):
+            return path + ".npz"
+    return path
 
 
 def float_dtype(*arrays):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import transforms as tf
-from ._checks import real_array, transforms
+from ._checks import npz_source, real_array, transforms
 from .skeleton import Skeleton
 from .skinning import Influences, skin
 
@@ -192,6 +192,8 @@ class Clip:
                 raise ValueError("interpolation must be 'linear' or 'step' for the times forms "
                                  f"(build cubic-spline channels explicitly), got {interpolation!r}")
             t = real_array(times, "times").astype(np.float64).reshape(-1)
+            if t.size == 0:
+                raise ValueError("times: a clip needs at least one key")
             if locals is not None:
                 if any(x is not None for x in (translations, rotations, scales)):
                     raise ValueError("give locals or translations / rotations / scales, not both")
@@ -259,12 +261,13 @@ class Clip:
         return self.end - self.start
 
     def frame_times(self, fps=30):
-        """Times ``start + i / fps`` up to ``end`` (inclusive within 1e-9 s), ``(F,)``."""
+        """Times ``start + i / fps`` up to ``end``, ``(F,)``; a last frame that rounding puts
+        within 1e-6 of a frame past ``end`` is taken at ``end`` (never after it)."""
         fps = float(fps)
         if not fps > 0 or not np.isfinite(fps):
             raise ValueError(f"fps must be a positive number, got {fps}")
         n = int(np.floor(self.duration * fps + 1e-6)) + 1
-        return self.start + np.arange(n) / fps
+        return np.minimum(self.start + np.arange(n) / fps, self.end)
 
     def __repr__(self):
         joints = len({c.joint for c in self.channels})
@@ -334,7 +337,9 @@ class Clip:
 
     @classmethod
     def load(cls, path):
-        with np.load(path, allow_pickle=False) as d:
+        """Load what :meth:`save` wrote (``path`` with or without ``.npz``, or a readable
+        binary file)."""
+        with np.load(npz_source(path), allow_pickle=False) as d:
             return cls.from_arrays(d)
 
 
@@ -494,11 +499,12 @@ class SkinnedMesh:
 
     def pivots(self):
         """Joint bind positions in the mesh's object space, ``(J, 3)`` float64 (DQS pivots)."""
-        if self._pivots is None:
+        key = (id(self.skeleton), np.asarray(self.bind_shape, np.float64).tobytes())
+        if self._pivots is None or self._pivots[0] != key:  # kept while neither changes
             c = self.skeleton.pivots()
             inv_bs = np.linalg.inv(self.bind_shape)
-            self._pivots = c @ inv_bs[:3, :3].T + inv_bs[:3, 3]
-        return self._pivots.copy()
+            self._pivots = key, c @ inv_bs[:3, :3].T + inv_bs[:3, 3]
+        return self._pivots[1].copy()
 
     # -- posing -----------------------------------------------------------------------------------
     def palette(self, local=None, root=None):
@@ -517,6 +523,8 @@ class SkinnedMesh:
         M = self.morph_targets.shape[0]
         if w.shape[-1:] != (M,) or w.ndim > 2:
             raise ValueError(f"morph_weights must have shape ({M},) or (F, {M}), got {w.shape}")
+        if not np.all(np.isfinite(w)):
+            raise ValueError("morph_weights contains NaN or inf")
         delta = np.tensordot(w, self.morph_targets, axes=([-1], [0]))
         return (self.positions + delta).astype(self.dtype, copy=False)
 
@@ -639,7 +647,9 @@ class SkinnedMesh:
 
     @classmethod
     def load(cls, path):
-        with np.load(path, allow_pickle=False) as d:
+        """Load what :meth:`save` wrote (``path`` with or without ``.npz``, or a readable
+        binary file)."""
+        with np.load(npz_source(path), allow_pickle=False) as d:
             return cls.from_arrays(d)
 
 

@@ -5,13 +5,11 @@ accept any joint order, sort it once, and give every result back in the caller's
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from . import _core
 from . import transforms as tf
-from ._checks import (affine_3x4, float_dtype, no_overlap, out_array, real_array,
+from ._checks import (affine_3x4, float_dtype, no_overlap, npz_source, out_array, real_array,
                       result_float_dtype, transforms)
 
 __all__ = ["Skeleton", "forward_kinematics", "skinning_palette", "topological_order"]
@@ -213,6 +211,8 @@ class Skeleton:
         self.local_bind = tf.to_4x4(lb).copy()
         if names is None:
             names = [f"joint{j}" for j in range(J)]
+        if isinstance(names, (str, bytes)):
+            raise TypeError("names must be a sequence of str, not one string")
         names = [str(n) for n in names]
         if len(names) != J:
             raise ValueError(f"names has {len(names)} entries, expected {J}")
@@ -233,6 +233,11 @@ class Skeleton:
         self.tails = tails
         self._sorted_parents, self._inv = _sorted_parents(self.parents, self._order)
         self._bind_globals = None
+        # read-only: the joint order and the bind pose are cached (sorted parents, bind
+        # globals), so an edit in place would leave them stale; build a new Skeleton instead
+        for a in (self.parents, self.local_bind, self.tails):
+            if a is not None:
+                a.setflags(write=False)
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -278,6 +283,8 @@ class Skeleton:
                 return self._index[joint]
             except KeyError:
                 raise KeyError(f"no joint named {joint!r}") from None
+        if isinstance(joint, bool) or not isinstance(joint, (int, np.integer)):
+            raise TypeError(f"joint must be a name or an int index, got {type(joint).__name__}")
         j = int(joint)
         if not -self.n_joints <= j < self.n_joints:
             raise IndexError(f"joint {j} out of range for {self.n_joints} joints")
@@ -439,12 +446,7 @@ class Skeleton:
     def load(cls, path):
         """Load a skeleton written by :meth:`save` (``path`` with or without ``.npz``, or a
         readable binary file)."""
-        if isinstance(path, (str, os.PathLike)):
-            path = os.fspath(path)
-            # save() let numpy.savez append the suffix, so a name without it must load too
-            if not os.path.exists(path) and os.path.exists(path + ".npz"):
-                path = path + ".npz"
-        with np.load(path, allow_pickle=False) as d:
+        with np.load(npz_source(path), allow_pickle=False) as d:
             return cls.from_arrays(d)
 
     def __getstate__(self):
