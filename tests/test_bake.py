@@ -1,6 +1,7 @@
 """skinkit.bake: CesiumMan's walk baked serially, on threads and on a dask LocalCluster (the same
 bits), to .npy and to Blender's .pc2 point cache (read back by an independent reader here), with
 normals, a progress bar, bad input refused before any work, and interrupted bakes that say so."""
+import errno
 import importlib
 import os
 import struct
@@ -222,7 +223,8 @@ def test_bad_input_is_refused_before_anything_is_written(tmp_path, cesium):
     nan = pal.copy()
     nan[3, 2, 0, 1] = np.nan
     cases = [
-        (dict(clip=nan), ValueError, r"clip \(a palette stack\) contains NaN"),
+        (dict(clip=nan), ValueError,
+         r"clip \(a palette stack\): NaN or inf at frame 3, joint 2$"),
         (dict(clip=pal[:, :, :2]), ValueError,
          r"clip \(a palette stack\) must have shape"),
         (dict(clip=pal[:, :-1]), ValueError, "clip: the palette stack has 18 joints"),
@@ -266,6 +268,50 @@ def test_bake_many_names_the_bad_pair(cesium):
         sk.bake_many([(mesh,)])
     with pytest.raises(TypeError, match="jobs"):
         sk.bake_many(3)
+
+
+def test_tangents_are_refused_not_computed_and_dropped(cesium):
+    mesh, clip = cesium
+    for kw in (dict(tangents=True), dict(out_tangents=np.zeros((118, 3273, 4), np.float32))):
+        name = next(iter(kw))
+        with pytest.raises(TypeError, match=f"^{name}: bake does not bake tangents"):
+            sk.bake(mesh, clip, fps=FPS, **kw)
+        with pytest.raises(TypeError, match=rf"jobs\[0\]: {name}: bake does not bake"):
+            sk.bake_many([(mesh, clip)], fps=FPS, **kw)
+
+
+def test_per_frame_morph_weights_follow_the_frames(cesium):
+    mesh, clip = cesium
+    rng = np.random.default_rng(0)
+    deltas = rng.normal(0, 0.01, (2, mesh.n_vertices, 3)).astype(np.float32)
+    mesh = sk.SkinnedMesh(mesh.positions, mesh.skeleton, mesh.influences, base=mesh.base,
+                          bind_shape=mesh.bind_shape, morph_targets=deltas)
+    pal = mesh.palette(clip.sample(clip.frame_times(10)))  # 20 frames
+    w = rng.uniform(0, 1, (len(pal), 2))
+    got = sk.bake(mesh, pal, morph_weights=w, threads=2, chunk=3)
+    for i in (0, 4, len(pal) - 1):
+        np.testing.assert_array_equal(got[i], mesh.deform(pal[i], morph_weights=w[i]))
+    np.testing.assert_array_equal(sk.bake(mesh, pal, morph_weights=w, chunk=50), got)
+    np.testing.assert_array_equal(sk.bake(mesh, pal, morph_weights=w[3]),  # (M,): every frame
+                                  mesh.deform(pal, morph_weights=w[3]))
+    with pytest.raises(ValueError, match=r"morph_weights has 19 rows, the bake has 20 frames"):
+        sk.bake(mesh, pal, morph_weights=w[1:])
+
+
+def test_bake_many_takes_bake_options(monkeypatch, cesium, serial):
+    mesh, clip = cesium
+    for kw in (dict(chunk=4), dict(progress=False), dict(chunk=5, threads=2, progress=None)):
+        [got] = sk.bake_many([(mesh, clip)], fps=FPS, **kw)
+        np.testing.assert_array_equal(got, serial["lbs"])
+    monkeypatch.setitem(sys.modules, "tqdm.auto", types.SimpleNamespace(tqdm=_FakeBar))
+    _FakeBar.made.clear()
+    sk.bake_many([(mesh, clip), (mesh, clip)], fps=FPS, progress=True, threads=2)
+    [bar] = _FakeBar.made  # one bar over the pairs, none inside them
+    assert (bar.total, bar.n, bar.closed) == (2, 2, True)
+    with pytest.raises(ValueError, match=r"jobs\[0\]: chunk must be >= 1"):
+        sk.bake_many([(mesh, clip)], chunk=0)
+    with pytest.raises(TypeError, match=r"bake_many\(\) takes no out"):
+        sk.bake_many([(mesh, clip)], out="walk.npy")
 
 
 def test_no_dask_names_the_extra(monkeypatch, cesium):
@@ -322,6 +368,49 @@ def test_an_interrupted_npy_is_a_partial_file(tmp_path, monkeypatch, cesium):
     assert sorted(os.listdir(tmp_path)) == ["walk.npy", "walk.npy.partial"]
     assert (tmp_path / "walk.npy").read_bytes() == b"an older file"  # not touched
     assert np.load(tmp_path / "walk.npy.partial", mmap_mode="r").shape == (118, 3273, 3)
+
+
+@pytest.mark.parametrize("normals", [False, True])
+def test_a_full_disk_fails_an_npy_bake_before_any_frame(tmp_path, monkeypatch, cesium, normals):
+    """A memory map written into a full disk dies of SIGBUS: the space is reserved first."""
+    mesh, clip = cesium
+
+    def no_frames(*args):
+        raise AssertionError("a frame was skinned before the space was reserved")
+
+    def full(fd, offset, size):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(bake_module, "_run_threads", no_frames)
+    monkeypatch.setattr(os, "posix_fallocate", full, raising=False)
+    path = tmp_path / "walk.npy"
+    need = (118 * 3273 * 12 + 128) * (2 if normals else 1)
+    with pytest.raises(OSError, match=rf"out: cannot write '{path}': not enough disk space: "
+                                      rf"the bake needs {need:,} bytes \({need / 1e6:.1f} MB: "
+                                      r"118 frames x 3,273 vertices .*could not allocate it$") \
+            as info:
+        sk.bake(mesh, clip, fps=FPS, out=path, normals=normals)
+    assert info.value.errno == errno.ENOSPC
+    assert os.listdir(tmp_path) == []
+    # without posix_fallocate (macOS, Windows): the free space is compared with the size
+    monkeypatch.delattr(os, "posix_fallocate", raising=False)
+    monkeypatch.setattr(bake_module.shutil, "disk_usage",
+                        lambda folder: types.SimpleNamespace(free=1_000_000))
+    with pytest.raises(OSError, match=r"needs [\d,]+ bytes .* the disk has 1\.0 MB free"):
+        sk.bake(mesh, clip, fps=FPS, out=path, normals=normals)
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_file_system_without_fallocate_still_bakes(tmp_path, monkeypatch, cesium, serial):
+    mesh, clip = cesium
+
+    def unsupported(fd, offset, size):
+        raise OSError(errno.EOPNOTSUPP, "Operation not supported")
+
+    monkeypatch.setattr(os, "posix_fallocate", unsupported, raising=False)
+    np.testing.assert_array_equal(sk.bake(mesh, clip, fps=FPS, out=tmp_path / "w.npy"),
+                                  serial["lbs"])
+    assert os.listdir(tmp_path) == ["w.npy"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,8 +16,10 @@ looking ``out``.
 """
 from __future__ import annotations
 
+import errno
 import math
 import os
+import shutil
 import struct
 import sys
 from collections import deque
@@ -25,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ._checks import positive_int, transforms
+from ._checks import positive_int, real_array, transforms
 from ._config import resolve_threads
 from .mesh import Clip, SkinnedMesh
 
@@ -80,9 +82,9 @@ def _task(mesh, clip, frames, method, normals, options):
     return _skin_chunk(_realign(mesh), clip, frames, method, normals, options)
 
 
-def _bake_task(mesh, clip, fps, method, normals, options):
+def _bake_task(mesh, clip, fps, method, normals, chunk, options):
     return bake(_realign(mesh), clip, fps=fps, method=method, threads=1, normals=normals,
-                progress=False, **options)
+                progress=False, chunk=chunk, **options)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -101,7 +103,11 @@ class _Plan:
             self.clip, self.frames = clip, clip.frame_times(fps)
             self.start = float(clip.start) * float(fps)
         elif isinstance(clip, (np.ndarray, list, tuple)):
-            pal, _ = transforms(clip, "clip (a palette stack)", batch_ndim=2, dtype=np.float64)
+            pal = real_array(clip, "clip (a palette stack)")
+            if pal.ndim == 4 and pal.dtype.kind == "f" and not np.isfinite(pal).all():
+                f, j = np.argwhere(~np.isfinite(pal).all(axis=(2, 3)))[0]
+                raise ValueError(f"clip (a palette stack): NaN or inf at frame {f}, joint {j}")
+            pal, _ = transforms(pal, "clip (a palette stack)", batch_ndim=2, dtype=np.float64)
             if pal.shape[1] != J:
                 raise ValueError(f"clip: the palette stack has {pal.shape[1]} joints, the mesh's "
                                  f"skeleton has {J}")
@@ -117,9 +123,22 @@ class _Plan:
         taken = {"threads", "out", "normals", "out_normals", "palette"} & set(options)
         if taken:
             raise TypeError(f"{sorted(taken)[0]}: set by bake itself, not a deform option")
+        refused = {"tangents", "out_tangents"} & set(options)
+        if refused:
+            raise TypeError(f"{sorted(refused)[0]}: bake does not bake tangents (.npy and .pc2 "
+                            "hold xyz); use SkinnedMesh.deform(palette, tangents=True)")
         self.mesh, self.method, self.normals = mesh, method, bool(normals)
         self.options = dict(options)
         self.F, self.V = len(self.frames), mesh.n_vertices
+        weights = self.options.get("morph_weights")
+        if weights is not None:
+            weights = real_array(weights, "morph_weights")
+            if weights.ndim == 2 and len(weights) != self.F:
+                raise ValueError(f"morph_weights has {len(weights)} rows, the bake has {self.F} "
+                                 "frames: pass (M,) weights for every frame or (F, M), one row "
+                                 "per frame")
+            self.options["morph_weights"] = weights
+        self.per_frame = weights is not None and weights.ndim == 2
         if chunk is None:
             per_frame = max(1, self.V * 3 * mesh.dtype.itemsize * (2 if normals else 1))
             chunk = max(1, min(_CHUNK_BYTES // per_frame,
@@ -129,11 +148,18 @@ class _Plan:
         if self.F:
             # One frame through the real kernel into scratch memory: an unknown method, a
             # missing ``centers`` or a bad option fails here, before a file is opened.
-            _skin_chunk(mesh, self.clip, self.frames[:1], method, self.normals, self.options)
+            _skin_chunk(mesh, self.clip, self.frames[:1], method, self.normals,
+                        self.options_for(0, 1))
 
     @property
     def shape(self):
         return (self.F, self.V, 3)
+
+    def options_for(self, a, b):
+        """The deform options of frames ``a:b``: per-frame morph weights cut to their rows."""
+        if not self.per_frame:
+            return self.options
+        return dict(self.options, morph_weights=self.options["morph_weights"][a:b])
 
 
 def _check_array_out(out, name, plan):
@@ -216,6 +242,8 @@ class _FileSink:
                     fh = open(part, "wb")
                     self.handles.append(fh)
                     fh.write(PC2_HEADER.pack(PC2_SIGNATURE, 1, plan.V, plan.start, 1.0, plan.F))
+            if kind == ".npy":
+                _reserve(self.partials, paths[0], plan)
         except OSError as exc:
             self._close()
             for part in self.partials:
@@ -276,6 +304,45 @@ class _FileSink:
             pass
 
 
+def _size(n):
+    for unit in ("bytes", "kB", "MB", "GB", "TB"):
+        if n < 1000 or unit == "TB":
+            return f"{n:,} bytes" if unit == "bytes" else f"{n:,.1f} {unit}"
+        n /= 1000
+
+
+def _reserve(partials, out, plan):
+    """Allocate the disk blocks of the memory-mapped files ``partials`` before any frame goes
+    in: a write through a memory map into a hole that a full disk cannot fill kills the process
+    (SIGBUS) instead of raising.  ``os.posix_fallocate`` where there is one, else a comparison
+    with the free space.  Raises OSError ENOSPC naming ``out`` and the bytes needed."""
+    sizes = [os.path.getsize(p) for p in partials]
+    need = sum(sizes)
+    free = shutil.disk_usage(os.path.dirname(os.path.abspath(partials[0]))).free
+    full = free < need
+    fallocate = getattr(os, "posix_fallocate", None)
+    if fallocate is not None and not full:
+        try:
+            for part, size in zip(partials, sizes):
+                fd = os.open(part, os.O_RDWR)
+                try:
+                    fallocate(fd, 0, size)
+                finally:
+                    os.close(fd)
+        except OSError as exc:  # a file system without it: the comparison above stands
+            if exc.errno not in (errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ENOSYS):
+                if exc.errno != errno.ENOSPC:
+                    raise
+                full = True
+    if full:
+        both = " x 2 (positions and normals)" if len(partials) > 1 else ""
+        why = (f"the disk has {_size(free)} free" if free < need else
+               "the file system could not allocate it")
+        raise OSError(errno.ENOSPC, f"not enough disk space: the bake needs {need:,} bytes "
+                      f"({_size(need)}: {plan.F:,} frames x {plan.V:,} vertices x 3 "
+                      f"{plan.mesh.dtype}{both}), {why}", out)
+
+
 def _sink(out, plan):
     if out is None:
         p = np.empty(plan.shape, dtype=plan.mesh.dtype)
@@ -296,20 +363,21 @@ def _sink(out, plan):
 # ---------------------------------------------------------------------------------------------
 # Progress
 # ---------------------------------------------------------------------------------------------
-def _bar(progress, plan):
-    """A tqdm.auto bar, or None: off when asked, when tqdm is missing, and (``progress=None``)
-    when stderr is not a terminal or the bake is short."""
-    if progress is False or plan.F == 0:
+def _bar(progress, total, work, unit="frame"):
+    """A tqdm.auto bar of ``total`` steps, or None: off when asked, when tqdm is missing, and
+    (``progress=None``) when stderr is not a terminal or the bake is short (``work``
+    vertex-frames)."""
+    if progress is False or total == 0:
         return None
     if progress is None:
         isatty = getattr(sys.stderr, "isatty", None)
-        if plan.F * plan.V < _LONG or not (isatty and isatty()):
+        if work < _LONG or not (isatty and isatty()):
             return None
     try:
         from tqdm.auto import tqdm
     except ImportError:
         return None
-    return tqdm(total=plan.F, unit="frame", desc="bake", leave=False)
+    return tqdm(total=total, unit=unit, desc="bake", leave=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -320,8 +388,8 @@ def _run_threads(plan, sink, threads, bar):
 
     def work(a, b):
         p, n = sink.buffers(a, b)
-        return _skin_chunk(mesh, clip, frames[a:b], plan.method, plan.normals, plan.options,
-                           p, n)
+        return _skin_chunk(mesh, clip, frames[a:b], plan.method, plan.normals,
+                           plan.options_for(a, b), p, n)
 
     def finish(a, b, res):
         p, n = res if plan.normals else (res, None)
@@ -386,7 +454,7 @@ def _run_dask(plan, sink, client, bar):
             while len(pending) >= depth:
                 _dask_finish(plan, sink, bar, *pending.popleft())
             fut = client.submit(_task, mesh_f, clip_f, plan.frames[a:b], plan.method,
-                                plan.normals, plan.options, pure=False)
+                                plan.normals, plan.options_for(a, b), pure=False)
             pending.append((a, b, fut))
         while pending:
             _dask_finish(plan, sink, bar, *pending.popleft())
@@ -450,7 +518,8 @@ def bake(mesh, clip, fps=30, method="lbs", threads=None, out=None, normals=False
         64 MiB of output.  The chunking does not change the result.
     **options
         Passed to :meth:`SkinnedMesh.deform` for every frame (``blend=`` for
-        ``method="blend"``, ``normal_rule=`` …).
+        ``method="blend"``, ``normal_rule=`` …); ``morph_weights`` is ``(M,)`` for every frame
+        or ``(F, M)``, one row per frame.  Tangents are not baked: ``tangents=`` is refused.
 
     Returns
     -------
@@ -467,6 +536,10 @@ def bake(mesh, clip, fps=30, method="lbs", threads=None, out=None, normals=False
         ``out`` — read-only), ``fps``, ``threads`` or ``chunk``, before anything is written.
     FileNotFoundError, PermissionError, IsADirectoryError
         ``out`` cannot be written, before any work.
+    OSError
+        ENOSPC: the disk cannot hold a ``.npy`` ``out`` (and its normals), whose space is
+        reserved before any frame is baked; the message gives the bytes needed, and no
+        ``.partial`` is left.  A ``.pc2`` is streamed: a full disk stops it with ENOSPC.
     ImportError
         ``scheduler`` without the ``dask`` extra.
     """
@@ -480,7 +553,7 @@ def bake(mesh, clip, fps=30, method="lbs", threads=None, out=None, normals=False
     try:
         if callable(sink):  # a file: opened only now that everything is checked
             sink = sink()
-        bar = _bar(progress, plan)
+        bar = _bar(progress, plan.F, plan.F * plan.V)
         try:
             if client is None:
                 _run_threads(plan, sink, nthreads, bar)
@@ -498,8 +571,8 @@ def bake(mesh, clip, fps=30, method="lbs", threads=None, out=None, normals=False
             client.close()
 
 
-def bake_many(jobs, fps=30, method="lbs", threads=None, normals=False, scheduler=None,
-              **options):
+def bake_many(jobs, fps=30, method="lbs", threads=None, normals=False, progress=None,
+              scheduler=None, chunk=None, **options):
     """Bake many characters: one task (or thread) per ``(mesh, clip)`` pair.
 
     Parameters
@@ -507,10 +580,13 @@ def bake_many(jobs, fps=30, method="lbs", threads=None, normals=False, scheduler
     jobs : iterable of (SkinnedMesh, Clip or (F, J, 4, 4))
         Different rigs, meshes and clips; each pair is checked as :func:`bake` checks it,
         all of them before any work.
-    fps, method, normals, **options
-        As :func:`bake`, for every pair.
+    fps, method, normals, chunk, **options
+        As :func:`bake`, for every pair (``out=`` is refused: call :func:`bake` per pair).
     threads : int, optional
         Python threads, one pair each (each bake on one thread).  Not with ``scheduler``.
+    progress : bool, optional
+        A ``tqdm.auto`` bar counting the pairs, as :func:`bake`'s (None: only on a terminal
+        when the pairs add up to 50 million vertex-frames or more).
     scheduler : distributed.Client, cluster or str, optional
         One dask task per pair (the ``dask`` extra).
 
@@ -524,29 +600,48 @@ def bake_many(jobs, fps=30, method="lbs", threads=None, normals=False, scheduler
         jobs = [tuple(j) for j in jobs]
     except TypeError:
         raise TypeError("jobs must be an iterable of (mesh, clip) pairs") from None
+    if "out" in options:
+        raise TypeError("bake_many() takes no out: it returns arrays; to write files call "
+                        "bake(mesh, clip, out=...) for each pair")
+    work = 0
     for i, job in enumerate(jobs):
         if len(job) != 2:
             raise ValueError(f"jobs[{i}] must be a (mesh, clip) pair, got {len(job)} items")
         try:
-            _Plan(job[0], job[1], fps, method, normals, None, options)
+            plan = _Plan(job[0], job[1], fps, method, normals, chunk, options)
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"jobs[{i}]: {exc}") from None
-    if scheduler is not None:
-        if threads is not None:
-            raise ValueError("threads: with a scheduler each task runs the kernel on one "
-                             "thread; pass threads=None")
-        client, ours = _client(scheduler)
-        try:
-            futs = [client.submit(_bake_task, m, c, fps, method, normals, options, pure=False)
+        work += plan.F * plan.V
+    if scheduler is not None and threads is not None:
+        raise ValueError("threads: with a scheduler each task runs the kernel on one "
+                         "thread; pass threads=None")
+    nthreads = 1 if scheduler is not None else resolve_threads(threads)
+    client, ours = (None, False) if scheduler is None else _client(scheduler)
+    bar = _bar(progress, len(jobs), work, unit="bake")
+    pool = None
+    try:
+        if client is not None:
+            futs = [client.submit(_bake_task, m, c, fps, method, normals, chunk, options,
+                                  pure=False) for m, c in jobs]
+        else:
+            pool = ThreadPoolExecutor(min(nthreads, max(1, len(jobs))))
+            futs = [pool.submit(_bake_task, m, c, fps, method, normals, chunk, options)
                     for m, c in jobs]
-            try:
-                return [f.result() for f in futs]
-            except BaseException:
+        try:
+            results = []
+            for f in futs:
+                results.append(f.result())
+                if bar is not None:
+                    bar.update(1)
+            return results
+        except BaseException:
+            if client is not None:
                 client.cancel(futs)
-                raise
-        finally:
-            if ours:
-                client.close()
-    nthreads = resolve_threads(threads)
-    with ThreadPoolExecutor(min(nthreads, max(1, len(jobs)))) as pool:
-        return list(pool.map(lambda job: _bake_task(*job, fps, method, normals, options), jobs))
+            raise
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        if bar is not None:
+            bar.close()
+        if ours:
+            client.close()
