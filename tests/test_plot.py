@@ -58,7 +58,7 @@ def test_candy_wrapper_crop_keeps_only_the_band():
 
 def test_volume_chart_plots_the_sweep(tmp_path):
     sweep = metrics.twist_sweep(rigs.seed001(), 5, np.linspace(0, 180, 7))
-    fig = plot.volume_chart(sweep)
+    fig = plot.volume_chart(sweep, kind="twist")
     vol, rad = fig.axes
     assert "twist angle" in vol.get_xlabel() and "volume" in vol.get_ylabel()
     assert "radius" in rad.get_ylabel()
@@ -109,6 +109,121 @@ def test_skeleton_alone_and_mesh(tmp_path):
     fig = plot.mesh(c.positions, c.faces, title="capsule")
     assert fig.axes[0].get_title() == "capsule"
     _render(fig, tmp_path / "m.png")
+
+
+def test_volume_chart_labels_the_sweeps_kind():
+    sweep = metrics.bend_sweep(rigs.arm(), "elbow", [0, 45, 90])
+    fig = plot.volume_chart(sweep, kind="bend")
+    assert fig.axes[0].get_xlabel() == "bend angle (degrees)"
+    assert fig._suptitle.get_text() == "Bend sweep"
+    # the sweep dicts do not say what they turned: no guess, no "twist" on a bend
+    assert "twist" not in plot.volume_chart(sweep).axes[0].get_xlabel()
+    sweep["kind"] = "bend"
+    assert plot.volume_chart(sweep).axes[0].get_xlabel() == "bend angle (degrees)"
+
+
+def _cesium_man():
+    from skinkit.io import gltf
+
+    return gltf.load("tests/data/gltf/CesiumMan.glb")[0][0]
+
+
+def _artists(ax):
+    """The drawn mesh's vertices and the skeleton's joints (view space), as matplotlib got them."""
+    from mpl_toolkits.mplot3d.art3d import Poly3DCollection
+
+    mesh = next(c for c in ax.collections if isinstance(c, Poly3DCollection))
+    verts = np.asarray(mesh._faces).reshape(-1, 3)  # the triangles as given, in face order
+    joints = np.asarray([c for c in ax.collections if hasattr(c, "_offsets3d")][0]._offsets3d).T
+    return verts, joints
+
+
+def _in_box(points, box_pts, slack=0.05):
+    lo, hi = box_pts.min(0), box_pts.max(0)
+    pad = slack * (hi - lo).max()
+    return np.all((points >= lo - pad) & (points <= hi + pad))
+
+
+def test_gltf_mesh_and_skeleton_share_a_frame():
+    cm = _cesium_man()
+    assert not np.allclose(cm.base, np.eye(4))
+    rest = plot._view(metrics.rest_positions(cm))
+    joints = plot._view(metrics.joint_positions(cm, cm.palette()))
+    for fig in (plot.weights(cm, 3), plot.mesh(cm.positions, cm.faces, skeleton=cm)):
+        verts, jp = _artists(fig.axes[0])
+        np.testing.assert_allclose(np.unique(verts, axis=0), np.unique(rest, axis=0), atol=1e-9)
+        np.testing.assert_allclose(jp, joints, atol=1e-9)
+        assert _in_box(jp, verts)  # the skeleton lies inside the body
+    # a bare Skeleton stays in its own (world) space, as the docstring says
+    _, jp = _artists(plot.mesh(cm.positions, cm.faces, skeleton=cm.skeleton).axes[0])
+    np.testing.assert_allclose(jp, plot._view(cm.skeleton.global_transforms()[:, :3, 3]))
+    # posed: the skeleton follows the skinned mesh
+    local = rigs.bend(cm.skeleton, 3, 60.0)
+    K = cm.palette(local)
+    _, jp = _artists(plot.mesh(cm.deform(K), cm.faces, skeleton=cm, local=local).axes[0])
+    np.testing.assert_allclose(jp, plot._view(metrics.joint_positions(cm, K)), atol=1e-9)
+    # and plot.skeleton takes the mesh too
+    ax = plot.skeleton(cm).axes[0]
+    np.testing.assert_allclose(ax.collections[-1]._offsets3d, joints.T, atol=1e-9)
+
+
+def test_builtin_rigs_draw_their_skeleton_where_they_did():
+    rig = rigs.seed001()
+    _, jp = _artists(plot.weights(rig, 5).axes[0])
+    np.testing.assert_allclose(jp, plot._view(rig.skeleton.global_transforms()[:, :3, 3]),
+                               atol=1e-9)
+    arm = rigs.arm()
+    ax = plot.elbow_bend(arm, angles=(90,), methods=("lbs",)).axes[0]
+    g = arm.skeleton.global_transforms(rigs.bend(arm.skeleton, "elbow", [90.0]))
+    np.testing.assert_allclose(ax.collections[-1]._offsets3d, plot._view(g[0, :, :3, 3]).T,
+                               atol=1e-9)
+
+
+def test_argument_errors_name_the_argument():
+    rig = rigs.seed001()
+    with pytest.raises(ValueError, match="crop"):
+        plot.candy_wrapper(crop=(1000, 2000))
+    with pytest.raises(ValueError, match="crop"):
+        plot.candy_wrapper(crop=(100, 50))
+    faceless = rigs.seed001()
+    faceless.faces = None
+    with pytest.raises(ValueError, match="faces"):
+        plot.candy_wrapper(faceless)
+    with pytest.raises(TypeError, match="rig"):
+        plot.candy_wrapper(rig.skeleton)
+    with pytest.raises(ValueError, match="positions"):
+        plot.weights(rig, 5, positions=rig.positions[:10])
+    with pytest.raises(ValueError, match="positions"):
+        plot.mesh(rig.positions[:, :2], rig.faces)
+    with pytest.raises(ValueError, match="faces"):
+        plot.mesh(rig.positions, rig.faces + len(rig.positions))
+    with pytest.raises(TypeError, match="skel"):
+        plot.skeleton(rig.positions)
+    with pytest.raises(TypeError, match="skeleton"):
+        plot.mesh(rig.positions, rig.faces, skeleton="joint5")
+
+
+def test_a_scalar_angle_and_a_faceless_mesh_draw():
+    fig = plot.candy_wrapper(angles=90, methods="lbs")
+    assert [ax.get_title() for ax in fig.axes] == ["twist 90°"]
+    rig = rigs.seed001()
+    fig = plot.mesh(rig.positions, None)
+    np.testing.assert_allclose(fig.axes[0].collections[0]._offsets3d, plot._view(rig.positions).T)
+    rig.faces = None
+    ax = plot.weights(rig, "joint5").axes[0]
+    pts = ax.collections[0]
+    assert len(pts._offsets3d[0]) == len(rig.positions)
+    lum = pts._facecolors[:, :3].sum(1)  # in point order (get_facecolor() is depth-sorted)
+    assert len(lum) == len(rig.positions) and np.ptp(lum) > 0.3  # coloured by the weights
+
+
+def test_skeleton_title_counts_joints():
+    from skinkit import Skeleton
+
+    s = rigs.humanoid()
+    assert plot.skeleton(s).axes[0].get_title() == f"{s.n_joints} joints"
+    one = Skeleton([-1], np.eye(4)[None], names=["root"])
+    assert plot.skeleton(one).axes[0].get_title() == "1 joint"
 
 
 def test_figures_stay_out_of_pyplot():

@@ -267,26 +267,26 @@ def twist_sweep(mesh, joint, angles, methods=("rigid", "lbs", "dqs"), axis=None,
     """Twist ``joint`` about its bone axis by each of ``angles`` and :func:`sweep`.
 
     ``segment`` defaults to (parent of ``joint``, ``joint``): the bone whose skin the twist
-    wrings.  Returns :func:`sweep`'s dict plus ``"angles"``."""
+    wrings.  Returns :func:`sweep`'s dict plus ``"angles"`` and ``"kind"`` (``"twist"``)."""
     j = mesh.skeleton.index(joint)
     if segment is None and mesh.skeleton.parents[j] >= 0:
         segment = (int(mesh.skeleton.parents[j]), j)
     a = np.atleast_1d(np.asarray(angles, dtype=np.float64))
     out = sweep(mesh, rigs.twist(mesh.skeleton, j, a, axis=axis, degrees=degrees), methods,
                 segment, threads)
-    out["angles"] = a
+    out["angles"], out["kind"] = a, "twist"
     return out
 
 
 def bend_sweep(mesh, joint, angles, methods=("rigid", "lbs", "dqs"), axis=(0.0, 0.0, 1.0),
                segment=None, degrees=True, threads=None):
     """Bend ``joint`` about ``axis`` by each of ``angles`` and :func:`sweep` (segment as
-    :func:`twist_sweep`)."""
+    :func:`twist_sweep`; ``"kind"`` is ``"bend"``)."""
     j = mesh.skeleton.index(joint)
     if segment is None and mesh.skeleton.parents[j] >= 0:
         segment = (int(mesh.skeleton.parents[j]), j)
     a = np.atleast_1d(np.asarray(angles, dtype=np.float64))
     out = sweep(mesh, rigs.bend(mesh.skeleton, j, a, axis=axis, degrees=degrees), methods,
                 segment, threads)
-    out["angles"] = a
+    out["angles"], out["kind"] = a, "bend"
     return out

@@ -73,15 +73,53 @@ def _clean(ax, axes=False):
             a.pane.set_alpha(0.0)
 
 
-def _draw_mesh(ax, positions, faces, color, edges=True, face_values=None, cmap=None, norm=None):
+def _points(p, name, n=None):
+    """``p`` as float64 ``(V, 3)`` (``V == n`` when given), or an error naming ``name``."""
+    try:
+        p = np.asarray(p, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a (V, 3) array of numbers") from None
+    if p.ndim != 2 or p.shape[1] != 3 or (n is not None and p.shape[0] != n):
+        want = "(V, 3)" if n is None else f"({n}, 3)"
+        raise ValueError(f"{name} must have shape {want}, got {p.shape}")
+    return p
+
+
+def _faces(faces, n, name="faces"):
+    """``faces`` as int ``(T, 3)`` indexing ``n`` vertices, None kept, or a ValueError."""
+    if faces is None:
+        return None
+    f = np.asarray(faces)
+    if f.ndim != 2 or f.shape[1] != 3 or f.dtype.kind not in "iu":
+        raise ValueError(f"{name} must be a (T, 3) integer array, got {f.shape} {f.dtype}")
+    if f.size and (f.min() < 0 or f.max() >= n):
+        raise ValueError(f"{name} index vertices outside 0..{n - 1}")
+    return f
+
+
+def _skinned(rig, name="rig"):
+    from .mesh import SkinnedMesh
+
+    if not isinstance(rig, SkinnedMesh):
+        raise TypeError(f"{name} must be a SkinnedMesh, not {type(rig).__name__}")
+    return rig
+
+
+def _draw_mesh(ax, positions, faces, color, edges=True, values=None, cmap=None, norm=None):
+    """Shaded triangles; without ``faces``, the vertices as points.  ``values`` (per vertex,
+    averaged per face) colour through ``cmap`` and ``norm`` instead of ``color``."""
     from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
-    tris = _view(positions)[faces]
-    if face_values is not None:
+    if values is not None:
         import matplotlib
 
         cm = matplotlib.colormaps[cmap or "viridis"]
-        color = cm(norm(face_values))
+        color = cm(norm(values if faces is None else values[faces].mean(1)))
+    if faces is None:
+        p = _view(positions)
+        ax.scatter(p[:, 0], p[:, 1], p[:, 2], s=4, c=color, depthshade=False, zorder=1)
+        return p
+    tris = _view(positions)[faces]
     coll = Poly3DCollection(tris, facecolors=_shade(tris, color),
                             edgecolors=(0, 0, 0, 0.25) if edges else "none",
                             linewidths=0.25 if edges else 0)
@@ -113,8 +151,14 @@ def mesh(positions, faces, color="#9fb4c7", skeleton=None, local=None, ax=None, 
     Parameters
     ----------
     positions : (V, 3)
-    faces : (T, 3) int
-    skeleton : Skeleton, optional
+    faces : (T, 3) int or None
+        None draws the vertices as points.
+    skeleton : SkinnedMesh or Skeleton, optional
+        A SkinnedMesh's joints are drawn in its skinning frame (``inv(base) @ world``), the
+        frame of :meth:`~skinkit.SkinnedMesh.deform`'s output and of
+        :func:`skinkit.metrics.rest_positions`: pass the mesh itself to draw its skeleton over
+        such positions (glTF meshes have a non-identity ``base``).  A bare Skeleton is drawn in
+        its own (world) space, which is that frame only when ``base`` is the identity.
     local : (J, 4, 4), optional
         Pose of the skeleton (bind pose by default).
     ax : 3-D Axes, optional
@@ -124,20 +168,38 @@ def mesh(positions, faces, color="#9fb4c7", skeleton=None, local=None, ax=None, 
     Figure
     """
     _, Figure = _mpl()
+    positions = _points(positions, "positions")
+    faces = _faces(faces, len(positions))
+    if skeleton is not None:
+        joints, parents = _joints(skeleton, local, "skeleton")
     if ax is None:
         fig = Figure(figsize=(4, 5), layout="constrained")
         ax = fig.add_subplot(projection="3d")
     fig = ax.figure
     pts = [_draw_mesh(ax, positions, faces, color)]
     if skeleton is not None:
-        g = skeleton.global_transforms(local)
-        pts.append(_draw_skeleton(ax, skeleton.parents, g[:, :3, 3]))
+        pts.append(_draw_skeleton(ax, parents, joints))
     _equal(ax, np.vstack(pts))
     ax.view_init(elev=elev, azim=azim)
     _clean(ax)
     if title:
         ax.set_title(title)
     return fig
+
+
+def _joints(skel, local=None, name="skel"):
+    """Joint positions ``(J, 3)`` posed by ``local`` and the parents of a Skeleton (in its own
+    space) or a SkinnedMesh (in its skinning frame, with its palette)."""
+    from .mesh import SkinnedMesh
+    from .skeleton import Skeleton
+
+    if isinstance(skel, SkinnedMesh):
+        from .metrics import joint_positions
+
+        return joint_positions(skel, skel.palette(local)), skel.skeleton.parents
+    if isinstance(skel, Skeleton):
+        return skel.global_transforms(local)[:, :3, 3], skel.parents
+    raise TypeError(f"{name} must be a Skeleton or SkinnedMesh, not {type(skel).__name__}")
 
 
 def _stripes(rest, faces, color, n=6):
@@ -162,26 +224,44 @@ def candy_wrapper(rig=None, angles=(0, 90, 135, 179), methods=("rigid", "lbs", "
     ----------
     rig : SkinnedMesh, optional
         Seed 001's cylinder (:func:`skinkit.rigs.seed001`) by default.
-    angles : sequence of float
+    angles : float or sequence of float
         Twists of ``joint`` about its bone axis, degrees.
-    methods : sequence of str
+    methods : str or sequence of str
     joint : int or str
     crop : (float, float), optional
-        Show only this height range (y) of the mesh and skeleton.
+        Show only this height range (y, in the rest mesh's skinning frame) of the mesh and
+        skeleton.
 
     Returns
     -------
     Figure
     """
     from . import rigs
+    from .metrics import joint_positions, rest_positions
 
     _, Figure = _mpl()
-    rig = rigs.seed001() if rig is None else rig
-    local = rigs.twist(rig.skeleton, joint, np.asarray(angles, dtype=np.float64))
+    rig = rigs.seed001() if rig is None else _skinned(rig)
+    if rig.faces is None:
+        raise ValueError("rig: candy_wrapper needs a mesh with faces")
+    angles = np.atleast_1d(np.asarray(angles, dtype=np.float64))
+    if angles.ndim != 1 or angles.size == 0:
+        raise ValueError(f"angles must be a number or a non-empty 1-D sequence, got {angles.shape}")
+    methods = (methods,) if isinstance(methods, str) else tuple(methods)
+    rest = rest_positions(rig)
+    if crop is not None:
+        crop = np.asarray(crop, dtype=np.float64)
+        if crop.shape != (2,) or not crop[0] < crop[1]:
+            raise ValueError(f"crop must be (low, high) with low < high, got {crop.tolist()}")
+        keep = np.all((rest[rig.faces][..., 1] >= crop[0]) &
+                      (rest[rig.faces][..., 1] <= crop[1]), axis=1)
+        if not keep.any():
+            raise ValueError(f"crop {tuple(crop.tolist())} keeps no face of the mesh (y from "
+                             f"{rest[:, 1].min():g} to {rest[:, 1].max():g})")
+    local = rigs.twist(rig.skeleton, joint, angles)
     K = rig.palette(local)
-    g = rig.skeleton.global_transforms(local)
+    g = joint_positions(rig, K)
     nr, nc = len(methods), len(angles)
-    ext = np.ptp(rig.positions, axis=0)
+    ext = np.ptp(rest, axis=0)
     tall = ext[1] / max(ext[0], ext[2], 1e-9)
     fig = Figure(figsize=(1.8 * nc + 0.5, min(0.95 * tall, 3.6) * nr + 0.5), layout="constrained")
     for r, m in enumerate(methods):
@@ -189,18 +269,16 @@ def candy_wrapper(rig=None, angles=(0, 90, 135, 179), methods=("rigid", "lbs", "
         for c, a in enumerate(angles):
             ax = fig.add_subplot(nr, nc, r * nc + c + 1, projection="3d")
             faces = rig.faces
-            joints = g[c, :, :3, 3]
+            joints = g[c]
             parents = rig.skeleton.parents
             if crop is not None:
-                keep = np.all((rig.positions[faces][..., 1] >= crop[0]) &
-                              (rig.positions[faces][..., 1] <= crop[1]), axis=1)
                 faces = faces[keep]
                 inside = np.flatnonzero((joints[:, 1] >= crop[0]) & (joints[:, 1] <= crop[1]))
                 remap = np.full(len(joints), -1)
                 remap[inside] = np.arange(inside.size)
                 parents = np.where(parents[inside] >= 0, remap[np.maximum(parents[inside], 0)], -1)
                 joints = joints[inside]
-            pts = [_draw_mesh(ax, P[c], faces, _stripes(rig.positions, faces,
+            pts = [_draw_mesh(ax, P[c], faces, _stripes(rest, faces,
                                                        METHOD_COLORS.get(m, "#9fb4c7"))),
                    _draw_skeleton(ax, parents, joints, size=6)]
             _equal(ax, np.vstack(pts), pad=0.02)
@@ -218,20 +296,29 @@ def candy_wrapper(rig=None, angles=(0, 90, 135, 179), methods=("rigid", "lbs", "
     return fig
 
 
-def volume_chart(sweep, title="Twist sweep"):
-    """Volume ratio and smallest radius around the twisted bone vs angle, one line per method.
+def volume_chart(sweep, title=None, kind=None):
+    """Volume ratio and smallest radius around the swept bone vs angle, one line per method.
 
     Parameters
     ----------
     sweep : dict
         From :func:`skinkit.metrics.twist_sweep` (or ``bend_sweep``).
+    title : str, optional
+        ``"Twist sweep"`` / ``"Bend sweep"`` (``"Angle sweep"`` when the kind is unknown).
+    kind : {"twist", "bend"}, optional
+        What the sweep turned, for the x axis's label (``"twist angle (degrees)"``); by default
+        ``sweep["kind"]`` when the dict has one.  The two sweeps return the same keys, so
+        without either the label is plain ``"angle (degrees)"``.
 
     Returns
     -------
     Figure
     """
     _, Figure = _mpl()
-    a = sweep["angles"]
+    a = np.asarray(sweep["angles"])
+    kind = sweep.get("kind") if kind is None else kind
+    xlabel = f"{kind} angle (degrees)" if kind else "angle (degrees)"
+    title = f"{kind or 'angle'} sweep".capitalize() if title is None else title
     panels = [("volume_ratio", "volume / rest volume")]
     if sweep.get("min_radius"):
         panels.append(("min_radius", "smallest radius / rest radius"))
@@ -244,7 +331,7 @@ def volume_chart(sweep, title="Twist sweep"):
             style = {"rigid": (0, (4, 3)), "cor": (0, (1, 2))}.get(m, "-")
             ax.plot(a, y, label=METHOD_LABELS.get(m, m.upper()), color=METHOD_COLORS.get(m),
                     lw=2.5 if m == "cor" else 2, ls=style, zorder=2 if style == "-" else 3)
-        ax.set_xlabel("twist angle (degrees)")
+        ax.set_xlabel(xlabel)
         ax.set_ylabel(label)
         ax.set_xlim(a.min(), a.max())
         lo = min(float(np.min(y)) for y in sweep[key].values())
@@ -265,12 +352,13 @@ def elbow_bend(rig=None, angles=(0, 45, 90, 135), methods=("lbs", "dqs"), joint=
     Figure
     """
     from . import rigs
+    from .metrics import joint_positions
 
     _, Figure = _mpl()
-    rig = rigs.arm() if rig is None else rig
+    rig = rigs.arm() if rig is None else _skinned(rig)
     local = rigs.bend(rig.skeleton, joint, np.asarray(angles, dtype=np.float64))
     K = rig.palette(local)
-    g = rig.skeleton.global_transforms(local)
+    g = joint_positions(rig, K)
     Ps = {m: rig.deform(K, method=m) for m in methods}
     allpts = _view(np.concatenate([P.reshape(-1, 3) for P in Ps.values()]))
     nr, nc = len(methods), len(angles)
@@ -279,7 +367,7 @@ def elbow_bend(rig=None, angles=(0, 45, 90, 135), methods=("lbs", "dqs"), joint=
         for c, a in enumerate(angles):
             ax = fig.add_subplot(nr, nc, r * nc + c + 1, projection="3d")
             _draw_mesh(ax, Ps[m][c], rig.faces, METHOD_COLORS.get(m, "#9fb4c7"))
-            _draw_skeleton(ax, rig.skeleton.parents, g[c, :, :3, 3], size=8)
+            _draw_skeleton(ax, rig.skeleton.parents, g[c], size=8)
             _equal(ax, allpts, pad=0.02)  # one frame for all panels: sizes compare
             ax.view_init(elev=8, azim=-90)
             _clean(ax)
@@ -298,15 +386,18 @@ def elbow_bend(rig=None, angles=(0, 45, 90, 135), methods=("lbs", "dqs"), joint=
 
 
 def weights(rig, joint, positions=None, ax=None, cmap="viridis", elev=14, azim=-60):
-    """The weights of one joint painted on the mesh (0 dark, 1 bright), with a colour bar and
-    the skeleton (the painted joint highlighted).
+    """The weights of one joint painted on the mesh (0 dark, 1 bright; the vertices as points
+    when it has no faces), with a colour bar and the skeleton (the painted joint highlighted).
+    The rest mesh and the skeleton are drawn in the skinning frame
+    (:func:`skinkit.metrics.rest_positions`, :func:`skinkit.metrics.joint_positions`).
 
     Parameters
     ----------
     rig : SkinnedMesh
     joint : int or str
     positions : (V, 3), optional
-        Draw on these (a posed mesh) instead of the rest positions.
+        Draw on these (a posed mesh, e.g. from :meth:`~skinkit.SkinnedMesh.deform`) instead of
+        the rest positions, without the skeleton.
 
     Returns
     -------
@@ -315,22 +406,24 @@ def weights(rig, joint, positions=None, ax=None, cmap="viridis", elev=14, azim=-
     from matplotlib.colors import Normalize
     from matplotlib.cm import ScalarMappable
 
+    from .metrics import joint_positions, rest_positions
     from .reference import unorm_weights
 
     _, Figure = _mpl()
+    _skinned(rig)
     j = rig.skeleton.index(joint)
+    n = len(rig.positions)
+    P = rest_positions(rig) if positions is None else _points(positions, "positions", n)
     w = unorm_weights(rig.weights)
     wj = np.where(np.asarray(rig.indices) == j, w, 0.0).sum(1)
     if ax is None:
         fig = Figure(figsize=(4.2, 5), layout="constrained")
         ax = fig.add_subplot(projection="3d")
     fig = ax.figure
-    P = rig.positions if positions is None else positions
     norm = Normalize(0.0, 1.0)
-    pts = [_draw_mesh(ax, P, rig.faces, None, edges=True, face_values=wj[rig.faces].mean(1),
-                      cmap=cmap, norm=norm)]
-    jp = rig.skeleton.global_transforms()[:, :3, 3]
+    pts = [_draw_mesh(ax, P, rig.faces, None, edges=True, values=wj, cmap=cmap, norm=norm)]
     if positions is None:
+        jp = joint_positions(rig, rig.palette())
         pts.append(_draw_skeleton(ax, rig.skeleton.parents, jp, size=6, color="#1f77b4"))
         v = _view(jp[j])
         ax.scatter([v[0]], [v[1]], [v[2]], s=40, c="#00c853", depthshade=False, zorder=12)
@@ -345,19 +438,25 @@ def weights(rig, joint, positions=None, ax=None, cmap="viridis", elev=14, azim=-
 def skeleton(skel, local=None, names=True, ax=None, elev=10, azim=-70):
     """A skeleton alone: joints, bones and names, posed by ``local`` (bind pose by default).
 
+    Parameters
+    ----------
+    skel : Skeleton or SkinnedMesh
+        A SkinnedMesh's skeleton is drawn in its skinning frame (as :func:`mesh` draws it).
+
     Returns
     -------
     Figure
     """
     _, Figure = _mpl()
+    joints, parents = _joints(skel, local, "skel")
+    s = getattr(skel, "skeleton", skel)
     if ax is None:
         fig = Figure(figsize=(4.5, 5), layout="constrained")
         ax = fig.add_subplot(projection="3d")
     fig = ax.figure
-    g = skel.global_transforms(local)
-    jp = _draw_skeleton(ax, skel.parents, g[:, :3, 3], skel.names if names else None, size=14)
+    jp = _draw_skeleton(ax, parents, joints, s.names if names else None, size=14)
     _equal(ax, jp, pad=0.25)
     ax.view_init(elev=elev, azim=azim)
     _clean(ax)
-    ax.set_title(f"{skel.n_joints} joints", fontsize=10)
+    ax.set_title(f"{s.n_joints} joint{'' if s.n_joints == 1 else 's'}", fontsize=10)
     return fig
