@@ -449,10 +449,17 @@ def test_progress_bar_through_tqdm_auto(monkeypatch, cesium):
 
 
 def test_no_tqdm_no_bar(monkeypatch, cesium, serial):
+    """Without tqdm there is no bar; asked for one (progress=True), the bake says why."""
+    import warnings
     mesh, clip = cesium
     monkeypatch.setitem(sys.modules, "tqdm", None)
     monkeypatch.setitem(sys.modules, "tqdm.auto", None)
-    np.testing.assert_array_equal(sk.bake(mesh, clip, fps=FPS, progress=True), serial["lbs"])
+    with pytest.warns(UserWarning, match="tqdm, which is not installed"):
+        got = sk.bake(mesh, clip, fps=FPS, progress=True)
+    np.testing.assert_array_equal(got, serial["lbs"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sk.bake(mesh, clip, fps=FPS, progress=None)  # not asked for: silent
 
 
 # ---------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ import os
 import shutil
 import struct
 import sys
+import warnings
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
@@ -376,6 +377,9 @@ def _bar(progress, total, work, unit="frame"):
     try:
         from tqdm.auto import tqdm
     except ImportError:
+        if progress:  # asked for: say why there is none
+            warnings.warn("progress=True draws its bar with tqdm, which is not installed "
+                          "(pip install tqdm); baking without one", stacklevel=3)
         return None
     return tqdm(total=total, unit=unit, desc="bake", leave=False)
 
@@ -506,8 +510,9 @@ def bake(mesh, clip, fps=30, method="lbs", threads=None, out=None, normals=False
         Also bake the mesh's normals: returned as a second ``(F, V, 3)`` array, or for a path
         written to the sibling file :func:`normals_path` (``anim.pc2`` → ``anim.normals.pc2``).
     progress : bool, optional
-        A ``tqdm.auto`` bar (when tqdm is installed).  None: only when stderr is a terminal and
-        the bake is long (50 million vertex-frames or more); False: never.
+        A ``tqdm.auto`` bar (when tqdm is installed; True without it warns).  None: only when
+        stderr is a terminal and the bake is long (50 million vertex-frames or more); False:
+        never.
     scheduler : distributed.Client, cluster or str, optional
         Bake on a ``dask.distributed`` scheduler (the ``dask`` extra): the mesh (and clip) are
         scattered to every worker once, each task skins one chunk on one thread, results come
