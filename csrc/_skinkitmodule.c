@@ -13,6 +13,7 @@
 #include <numpy/arrayobject.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,11 @@ static PyObject *raise_result(sk_result r, const char *name, int64_t bad)
                      sk_result_string(r));
         break;
     case SK_ERR_NOT_FINITE:
+        if (strcmp(name, "weights") == 0) { /* the validators report a weight's vertex */
+            PyErr_Format(PyExc_ValueError, "weights: NaN or inf at vertex %lld", (long long)bad);
+            break;
+        }
+        /* fall through */
     case SK_ERR_SINGULAR:
         PyErr_Format(PyExc_ValueError, "%s: %s (item %lld)", name, sk_result_string(r),
                      (long long)bad);
@@ -746,21 +752,12 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
             pivot_bad |= t == NPY_FLOAT32 ? !isfinite(*(const float *)e)
                                           : !isfinite(*(const double *)e);
         }
-        if (pivot_bad)
-            PyErr_Format(PyExc_ValueError, "pivots: NaN or inf at joint %lld%s", (long long)bad,
-                         t == NPY_FLOAT32 ? " (in float32, the positions' dtype)" : "");
-        else if (Fk > 1)
-            PyErr_Format(PyExc_ValueError, "palette: NaN or inf at frame %zd, joint %lld%s",
-                         (Py_ssize_t)bad_frame, (long long)bad,
-                         t == NPY_FLOAT32 ? " (in float32, the positions' dtype)" : "");
-        else
-            PyErr_Format(PyExc_ValueError, "palette: NaN or inf at joint %lld%s",
-                         (long long)bad,
-                         t == NPY_FLOAT32 ? " (in float32, the positions' dtype)" : "");
-        return NULL;
-    }
-    if (r == SK_ERR_NOT_FINITE && strcmp(bad_name, "weights") == 0) {
-        PyErr_Format(PyExc_ValueError, "weights: NaN or inf at vertex %lld", (long long)bad);
+        char frame[48] = "";
+        if (!pivot_bad && Fk > 1)
+            snprintf(frame, sizeof frame, "frame %zd, ", (Py_ssize_t)bad_frame);
+        PyErr_Format(PyExc_ValueError, "%s: NaN or inf at %sjoint %lld%s",
+                     pivot_bad ? "pivots" : "palette", frame, (long long)bad,
+                     t == NPY_FLOAT32 ? " (in float32, the positions' dtype)" : "");
         return NULL;
     }
     if (r != SK_OK) return raise_result(r, bad_name, bad);
@@ -788,10 +785,6 @@ static PyObject *py_validate_influences(PyObject *self, PyObject *args)
     r = wt == NPY_FLOAT64 ? sk_validate_influences_f64(&infl, V, J, &bad)
                           : sk_validate_influences_f32(&infl, V, J, &bad);
     Py_END_ALLOW_THREADS
-    if (r == SK_ERR_NOT_FINITE) {
-        PyErr_Format(PyExc_ValueError, "weights: NaN or inf at vertex %lld", (long long)bad);
-        return NULL;
-    }
     if (r != SK_OK)
         return raise_result(r, r == SK_ERR_INDEX_RANGE ? "indices" : "weights", bad);
     Py_RETURN_NONE;

@@ -114,6 +114,20 @@ def no_overlap(out, name, *inputs):
             raise ValueError(f"{name} overlaps an input array")
 
 
+def nonneg_number(x, name):
+    """A finite float >= 0 (a bool, a string, an array: TypeError; an int beyond the float
+    range: ValueError)."""
+    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
+    try:
+        f = float(x)
+    except OverflowError:
+        f = np.inf
+    if not np.isfinite(f) or f < 0:
+        raise ValueError(f"{name} must be finite and >= 0, got {x}")
+    return f
+
+
 def positive_int(x, name, minimum=1):
     if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
         raise TypeError(f"{name} must be an int, got {type(x).__name__}")

@@ -108,7 +108,9 @@ class _Plan:
             if pal.ndim == 4 and pal.dtype.kind == "f" and not np.isfinite(pal).all():
                 f, j = np.argwhere(~np.isfinite(pal).all(axis=(2, 3)))[0]
                 raise ValueError(f"clip (a palette stack): NaN or inf at frame {f}, joint {j}")
-            pal, _ = transforms(pal, "clip (a palette stack)", batch_ndim=2, dtype=np.float64)
+            # finite: checked just above for the only shape transforms accepts
+            pal, _ = transforms(pal, "clip (a palette stack)", batch_ndim=2, dtype=np.float64,
+                                finite=False)
             if pal.shape[1] != J:
                 raise ValueError(f"clip: the palette stack has {pal.shape[1]} joints, the mesh's "
                                  f"skeleton has {J}")

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
-from ._checks import positive_int, real_array
+from ._checks import nonneg_number, positive_int, real_array
 from .skeleton import Skeleton
 
 __all__ = ["nearest", "proximity", "volume_spheres", "volume_sphere_radii", "projection",
@@ -113,16 +113,6 @@ def _to_bone(to, name="to"):
     return to == "bone"
 
 
-def _nonneg(x, name):
-    """A finite float >= 0."""
-    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
-    x = float(x)
-    if not np.isfinite(x) or x < 0:
-        raise ValueError(f"{name} must be finite and >= 0, got {x}")
-    return x
-
-
 def _per_bone(x, name, J):
     """A scalar or (J,) array of finite values >= 0, as a contiguous (J,) float64."""
     a = real_array(x, name).astype(np.float64)
@@ -194,7 +184,7 @@ def proximity(vertices, skeleton, k=2, power=1, to="joint", explain=False):
     """
     v = _vertices(vertices)
     k = positive_int(k, "k")
-    power = _nonneg(power, "power")
+    power = nonneg_number(power, "power")
     tb = _to_bone(to)
     b = bones(skeleton)
     idx, w, info = _outputs(v, k, explain)
@@ -218,7 +208,7 @@ def volume_sphere_radii(vertices, skeleton, multiplier=1.5):
     (J,) float64; 0 (no sphere) for every joint when V = 0.
     """
     v = _vertices(vertices)
-    multiplier = _nonneg(multiplier, "multiplier")
+    multiplier = nonneg_number(multiplier, "multiplier")
     b = bones(skeleton)
     radii = np.empty(b[1].size)
     _core.bind_sphere_radii(radii, v, b, multiplier)

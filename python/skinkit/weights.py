@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import positive_int
+from ._checks import nonneg_number, positive_int
 
 __all__ = ["normalize", "prune", "limit", "quantize", "pack", "unpack", "to_dense",
            "from_dense", "validate", "check"]
@@ -68,19 +68,6 @@ def _as_float(w, name="weights"):
         return w.astype(np.float64) / scale, lambda f: quantize(f, bits=bits)
     _finite_nonneg(w, name)
     return w.astype(w.dtype, copy=True), lambda f: f
-
-
-def _nonneg(x, name):
-    """A finite float >= 0 (a bool, a string, an array: TypeError)."""
-    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
-    try:
-        f = float(x)
-    except OverflowError:  # an int beyond the float range
-        f = np.inf
-    if not np.isfinite(f) or f < 0:
-        raise ValueError(f"{name} must be finite and >= 0, got {x}")
-    return f
 
 
 def _flag(x, name):
@@ -185,7 +172,7 @@ def prune(indices, weights, threshold=0.01, normalize=True):
     indices, weights : (V, K), the inputs' dtypes
     """
     i, w = _pair(indices, weights)
-    t = _nonneg(threshold, "threshold")
+    t = nonneg_number(threshold, "threshold")
     normalize = _flag(normalize, "normalize")
     f, back = _as_float(w)
     keep = f >= t
@@ -287,7 +274,7 @@ def pack(weights, tol=1e-6):
     (V, K - 1), the input's dtype
     """
     w = _weights(weights)
-    tol = _nonneg(tol, "tol")
+    tol = nonneg_number(tol, "tol")
     if w.shape[1] < 2:
         raise ValueError("weights: pack needs K >= 2 columns")
     if w.dtype in _UNORM:
@@ -322,7 +309,7 @@ def unpack(packed, tol=1e-6):
         raise TypeError(f"packed must be float32, float64, uint8 or uint16, got {p.dtype}")
     if p.ndim != 2:
         raise ValueError(f"packed must have shape (V, K - 1), got {p.shape}")
-    tol = _nonneg(tol, "tol")
+    tol = nonneg_number(tol, "tol")
     if p.dtype in _UNORM:
         last = _UNORM[p.dtype] - p.astype(np.int64).sum(axis=1)
         bad = last < 0
@@ -411,7 +398,7 @@ def _first(mask):
 def _problems(indices, weights, tol, n_joints):
     """[(exception type, message)] for every glTF rule broken, in a fixed order.  Invalid
     ``tol`` or ``n_joints`` (caller errors, not problems in the weights) raise."""
-    tol = _nonneg(tol, "tol")
+    tol = nonneg_number(tol, "tol")
     if n_joints is not None:
         n_joints = positive_int(n_joints, "n_joints")
     out = []
