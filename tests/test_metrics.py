@@ -202,7 +202,7 @@ def test_metrics_compare_in_the_skinning_frame(base):
     m = sk.SkinnedMesh(P0, r.skeleton, r.influences, faces=r.faces, base=b, **kw)
     K = m.palette()
     P = m.deform(K)
-    np.testing.assert_allclose(P, metrics.rest_positions(m), atol=1e-9)
+    np.testing.assert_allclose(P, metrics.skinned_rest(m), atol=1e-9)
     assert metrics.bulge(m, P, K) == pytest.approx(0, abs=1e-9)
     assert metrics.min_bone_radius(m, P, K, 4, 5) == pytest.approx(1, abs=1e-12)
     want = metrics.twist_sweep(m0, 5, [0, 90, 179], methods=("lbs", "dqs"), segment=(4, 5))

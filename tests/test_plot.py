@@ -147,7 +147,7 @@ def _in_box(points, box_pts, slack=0.05):
 def test_gltf_mesh_and_skeleton_share_a_frame():
     cm = _cesium_man()
     assert not np.allclose(cm.base, np.eye(4))
-    rest = plot._view(metrics.rest_positions(cm))
+    rest = plot._view(metrics.skinned_rest(cm))
     joints = plot._view(metrics.joint_positions(cm, cm.palette()))
     for fig in (plot.weights(cm, 3), plot.mesh(cm.positions, cm.faces, skeleton=cm)):
         verts, jp = _artists(fig.axes[0])

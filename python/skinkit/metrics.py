@@ -16,7 +16,7 @@ from . import rigs
 from .mesh import SkinnedMesh
 
 __all__ = ["volume", "volume_ratio", "is_closed", "edges", "edge_lengths", "edge_distortion",
-           "displacement", "rest_positions", "joint_positions", "bone_radii", "min_bone_radius",
+           "displacement", "skinned_rest", "joint_positions", "bone_radii", "min_bone_radius",
            "bone_distances", "bulge", "rigid_gap", "twist_sweep", "bend_sweep", "sweep"]
 
 
@@ -96,7 +96,7 @@ def displacement(a, b):
     return np.linalg.norm(np.asarray(a, np.float64) - np.asarray(b, np.float64), axis=-1)
 
 
-def rest_positions(mesh):
+def skinned_rest(mesh):
     """The rest mesh where the kernels put it: the bind pose skinned, ``inv(base) @ bind_shape @
     p`` (README: at the bind pose ``K = inv(base) @ bind_shape``), ``(V, 3)`` float64.  The
     mesh's own positions when ``base`` equals ``bind_shape`` (the glTF loader's meshes, and the
@@ -153,7 +153,7 @@ def min_bone_radius(mesh, positions, palette, a, b, relative=True):
     r, _ = bone_radii(mesh, positions, palette, a, b)
     m = r.min(axis=-1)
     if relative:
-        rest, _ = bone_radii(mesh, rest_positions(mesh), mesh.palette(), a, b)
+        rest, _ = bone_radii(mesh, skinned_rest(mesh), mesh.palette(), a, b)
         m = m / rest.min()
     return float(m) if np.ndim(m) == 0 else m
 
@@ -181,7 +181,7 @@ def bulge(mesh, positions, palette):
     """The largest increase of any vertex's distance from the (posed) bones over its rest
     distance: how far a method pushes skin out at a bent joint (DQS's bulge), 0 when nothing
     moves away.  ``float`` or ``(F,)``."""
-    rest = bone_distances(mesh, rest_positions(mesh), mesh.palette())
+    rest = bone_distances(mesh, skinned_rest(mesh), mesh.palette())
     g = np.maximum(bone_distances(mesh, positions, palette) - rest, 0.0).max(axis=-1)
     return float(g) if np.ndim(g) == 0 else g
 
@@ -241,7 +241,7 @@ def sweep(mesh, locals, methods=("rigid", "lbs", "dqs"), segment=None, threads=N
     K = mesh.palette(locals)
     res = {"positions": {}, "volume_ratio": {}, "max_edge_stretch": {}, "min_radius": {},
            "bulge": {}}
-    rest = rest_positions(mesh)
+    rest = skinned_rest(mesh)
     closed = mesh.faces is not None and is_closed(mesh.faces, rest)
     for m in methods:
         P = mesh.deform(K, method=m, threads=threads)

@@ -156,7 +156,7 @@ def mesh(positions, faces, color="#9fb4c7", skeleton=None, local=None, ax=None, 
     skeleton : SkinnedMesh or Skeleton, optional
         A SkinnedMesh's joints are drawn in its skinning frame (``inv(base) @ world``), the
         frame of :meth:`~skinkit.SkinnedMesh.deform`'s output and of
-        :func:`skinkit.metrics.rest_positions`: pass the mesh itself to draw its skeleton over
+        :func:`skinkit.metrics.skinned_rest`: pass the mesh itself to draw its skeleton over
         such positions (glTF meshes have a non-identity ``base``).  A bare Skeleton is drawn in
         its own (world) space, which is that frame only when ``base`` is the identity.
     local : (J, 4, 4), optional
@@ -237,7 +237,7 @@ def candy_wrapper(rig=None, angles=(0, 90, 135, 179), methods=("rigid", "lbs", "
     Figure
     """
     from . import rigs
-    from .metrics import joint_positions, rest_positions
+    from .metrics import joint_positions, skinned_rest
 
     _, Figure = _mpl()
     rig = rigs.seed001() if rig is None else _skinned(rig)
@@ -247,7 +247,7 @@ def candy_wrapper(rig=None, angles=(0, 90, 135, 179), methods=("rigid", "lbs", "
     if angles.ndim != 1 or angles.size == 0:
         raise ValueError(f"angles must be a number or a non-empty 1-D sequence, got {angles.shape}")
     methods = (methods,) if isinstance(methods, str) else tuple(methods)
-    rest = rest_positions(rig)
+    rest = skinned_rest(rig)
     if crop is not None:
         crop = np.asarray(crop, dtype=np.float64)
         if crop.shape != (2,) or not crop[0] < crop[1]:
@@ -389,7 +389,7 @@ def weights(rig, joint, positions=None, ax=None, cmap="viridis", elev=14, azim=-
     """The weights of one joint painted on the mesh (0 dark, 1 bright; the vertices as points
     when it has no faces), with a colour bar and the skeleton (the painted joint highlighted).
     The rest mesh and the skeleton are drawn in the skinning frame
-    (:func:`skinkit.metrics.rest_positions`, :func:`skinkit.metrics.joint_positions`).
+    (:func:`skinkit.metrics.skinned_rest`, :func:`skinkit.metrics.joint_positions`).
 
     Parameters
     ----------
@@ -406,14 +406,14 @@ def weights(rig, joint, positions=None, ax=None, cmap="viridis", elev=14, azim=-
     from matplotlib.colors import Normalize
     from matplotlib.cm import ScalarMappable
 
-    from .metrics import joint_positions, rest_positions
+    from .metrics import joint_positions, skinned_rest
     from .reference import unorm_weights
 
     _, Figure = _mpl()
     _skinned(rig)
     j = rig.skeleton.index(joint)
     n = len(rig.positions)
-    P = rest_positions(rig) if positions is None else _points(positions, "positions", n)
+    P = skinned_rest(rig) if positions is None else _points(positions, "positions", n)
     w = unorm_weights(rig.weights)
     wj = np.where(np.asarray(rig.indices) == j, w, 0.0).sum(1)
     if ax is None:
