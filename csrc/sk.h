@@ -221,12 +221,16 @@ typedef struct sk_skin_job_f64 {
     int cof_matrix;        /* as in sk_skin_job_f32 (sk_lbs_cof_is_matrix_f64) */
 } sk_skin_job_f64;
 
-/* Calls of at least this many vertices (96 KB per float32 output stream, past L1 and a good
- * part of L2) set sk_skin_job.stream: their SIMD kernels write outputs with non-temporal stores
- * where aligned, which skips the write-allocate read (a third of the traffic) and lets two
- * threads scale better.  Smaller outputs stay in cache for whoever reads them next. */
+/* Calls of at least this many vertices set sk_skin_job.stream: their SIMD kernels write
+ * outputs with non-temporal stores where aligned, which skips the write-allocate read (a third
+ * of the traffic) once the call's arrays (72 bytes a vertex for float32 LBS with normals, 9.4 MB
+ * here) no longer stay in the last-level cache from call to call.  Smaller outputs stay in cache
+ * for whoever reads them next.  On the development machine (32 MB L3), float32 LBS with normals
+ * at 10k-200k vertices took 7-11% less time with cached stores than with non-temporal ones, and
+ * 33-42% more at 300k and 1M; DQS, compute-bound, differs by 1%, positions only not at all.
+ * (The threshold was 8192 until measured on a machine with faster memory.) */
 #ifndef SK_STREAM_MIN
-#define SK_STREAM_MIN 8192
+#define SK_STREAM_MIN 131072
 #endif
 /* The same for float64, whose LBS is limited by its arithmetic for longer: at 100k vertices
  * non-temporal stores cost it 4% (packing four rows into three registers for aligned stores),
