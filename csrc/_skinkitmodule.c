@@ -492,6 +492,27 @@ static void skin_range(void *ctx, int64_t begin, int64_t end)
  * which code path a vertex takes. */
 #define SKIN_GRAIN 64
 
+/* 1 with a ValueError when a (F, J, 4, 4) C-contiguous palette has a last row other than
+ * [0, 0, 0, 1] within 1e-6 (NaN included), the rule of _checks.transforms. */
+static int palette_last_rows_bad(PyArrayObject *pal, int f32)
+{
+    const npy_intp F = PyArray_DIM(pal, 0), J = PyArray_DIM(pal, 1);
+    const char *data = PyArray_BYTES(pal);
+    for (npy_intp m = 0; m < F * J; ++m)
+        for (int c = 0; c < 4; ++c) {
+            const npy_intp e = 16 * m + 12 + c;
+            const double x = f32 ? (double)((const float *)data)[e] : ((const double *)data)[e];
+            if (!(fabs(x - (c == 3 ? 1.0 : 0.0)) <= 1e-6)) {
+                char frame[48] = "";
+                if (F > 1) snprintf(frame, sizeof frame, "frame %zd, ", (Py_ssize_t)(m / J));
+                PyErr_Format(PyExc_ValueError, "palette has a last row other than [0, 0, 0, 1] "
+                             "(%sjoint %zd)", frame, (Py_ssize_t)(m % J));
+                return 1;
+            }
+        }
+    return 0;
+}
+
 /*
  * skin(method, positions, normals, tangents, out, out_normals, out_tangents, indices, weights,
  *      palette, pivots, n_joints, normal_rule, threads, validated[, centers, blend])
@@ -499,8 +520,11 @@ static void skin_range(void *ctx, int64_t begin, int64_t end)
  * positions (V,3) or (F,V,3) float32/float64 (any strides); normals / tangents likewise (…,3) /
  * (…,4) or None; out* the matching outputs ((V,n) when unbatched, (F,V,n) when batched; given
  * exactly when their input is); indices (V,K) of u8/u16/u32/i32/i64 (rigid: (V,) or (V,1));
- * weights (V,K) of the positions' dtype or u8/u16 (None for rigid); palette (Fk,J,3,4)
- * C-contiguous of the positions' dtype, Fk in {1, F}; pivots None or (J,3) of that dtype.
+ * weights (V,K) of the positions' dtype or u8/u16 (None for rigid); palette (Fk,J,3,4) or
+ * (Fk,J,4,4) C-contiguous of the positions' dtype, Fk in {1, F} (a 4x4's last row must be
+ * [0, 0, 0, 1] within 1e-6, as _checks.transforms asks: the common (J, 4, 4) palette then needs
+ * no copy in Python, which took a third of a call's fixed cost); pivots None or (J,3) of that
+ * dtype.
  * cor (3): centers (V,3) of the positions' dtype, any strides, rows all finite or all NaN.
  * blend (4): blend (V,) of the positions' dtype in [0, 1], or a 0-d array (one value).
  */
@@ -541,7 +565,7 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "palette must have at least one joint (J = 0)");
         return NULL;
     }
-    npy_intp ks[4] = {-1, J, 3, 4};
+    npy_intp ks[4] = {-1, J, -1, 4};
     PyArrayObject *pal = get_small(ko, "palette", t, 4, ks);
     if (!pal) return NULL;
     npy_intp Fk = PyArray_DIM(pal, 0);
@@ -549,6 +573,13 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "palette must have 1 or F frames");
         return NULL;
     }
+    const npy_intp pal_rows = PyArray_DIM(pal, 2);
+    if (pal_rows != 3 && pal_rows != 4) {
+        PyErr_Format(PyExc_ValueError, "palette has shape axis 2 = %zd, expected 3 or 4",
+                     (Py_ssize_t)pal_rows);
+        return NULL;
+    }
+    if (pal_rows == 4 && palette_last_rows_bad(pal, t == NPY_FLOAT32)) return NULL;
     PyArrayObject *piv = NULL;
     if (pvo != Py_None) {
         npy_intp s[2] = {J, 3};
@@ -637,6 +668,12 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
     /* 64-byte aligned: the SIMD kernels load each joint as whole cache lines */
     void *prep_block = PyMem_RawMalloc(esize * psize * (size_t)J * (size_t)Fk + 64);
     if (!prep_block) return PyErr_NoMemory();
+    /* a 4x4 palette's 3x4 parts, one frame at a time, for the prepare steps */
+    void *k3 = pal_rows == 4 ? PyMem_RawMalloc(esize * 12 * (size_t)J) : NULL;
+    if (pal_rows == 4 && !k3) {
+        PyMem_RawFree(prep_block);
+        return PyErr_NoMemory();
+    }
     void *prep = (void *)(((uintptr_t)prep_block + 63) & ~(uintptr_t)63);
     sk_result r = SK_OK;
     int64_t bad = 0;
@@ -668,7 +705,13 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
     for (npy_intp f = 0; r == SK_OK && f < Fk; ++f) {
         bad_name = "palette";
         bad_frame = f;
-        const char *kf = pal_data + (size_t)f * J * 12 * esize;
+        const char *kf = pal_data + (size_t)f * J * 4 * pal_rows * esize;
+        if (k3) { /* rows 0-2 of each joint */
+            for (npy_intp j = 0; j < J; ++j)
+                memcpy((char *)k3 + (size_t)j * 12 * esize, kf + (size_t)j * 16 * esize,
+                       12 * esize);
+            kf = k3;
+        }
         char *pf = (char *)prep + (size_t)f * J * psize * esize;
         if (method >= 3)
             r = t == NPY_FLOAT32 ? sk_cor_prepare_f32((float *)pf, (const float *)kf, piv_data, J, &bad)
@@ -734,6 +777,7 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
     }
     Py_END_ALLOW_THREADS
     PyMem_RawFree(prep_block);
+    PyMem_RawFree(k3);
     if (r != SK_OK && strcmp(bad_name, "centers") == 0) {
         PyErr_Format(PyExc_ValueError, "centers: row %lld holds inf or mixes NaN and numbers (a "
                      "row is all finite, or all NaN for a vertex without a center)", (long long)bad);

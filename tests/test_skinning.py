@@ -256,6 +256,71 @@ def test_compact_palette_and_skin_dispatch(influences, random_palette):
         sk.skin(P, infl, pal, method="nope")
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("method", ["lbs", "dqs", "rigid", "cor"])
+def test_4x4_palette_read_in_c_matches_every_other_form(dtype, method, unit_rows, influences,
+                                                        random_palette):
+    """A C-contiguous (J, 4, 4) / (F, J, 4, 4) palette of the positions' dtype goes to C as it
+    is (C reads its 3x4 parts); every other form is sliced and cast in Python first.  Same bits."""
+    rng = np.random.default_rng(21)
+    V, J, F = 203, 7, 3
+    P = rng.normal(size=(V, 3)).astype(dtype)
+    N = unit_rows(rng, V).astype(dtype)
+    idx, w = influences(rng, V, J, 4, np.uint16, dtype, zero_rows=[5])
+    pals = random_palette(rng, J, frames=F).astype(dtype)
+    kw = {"normals": N}
+    if method == "rigid":
+        args = (np.ascontiguousarray(idx[:, 0]),)
+    else:
+        args = (sk.Influences(idx, w, J),)
+    if method == "cor":
+        faces = rng.integers(0, V, size=(300, 3))
+        kw["centers"] = sk.centers_of_rotation(P, faces, idx, w)
+    fn = getattr(sk, method)
+    for pal in (pals[1], pals):
+        want = fn(P, *args, pal, **kw)
+        others = [np.ascontiguousarray(pal[..., :3, :]),  # 3x4
+                  np.asfortranarray(pal),  # not C-contiguous
+                  pal.tolist()]  # a list
+        if dtype == np.float32:  # float64 holding float32 values: cast exactly
+            others.append(pal.astype(np.float64))
+        for other in others:
+            got = fn(P, *args, other, **kw)
+            assert all(np.array_equal(g, h) for g, h in zip(got, want))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_4x4_palette_last_row_checked_in_c(dtype, influences, random_palette):
+    """The last-row rule of the Python path (within 1e-6 of [0, 0, 0, 1], NaN refused), with the
+    frame and joint named, and no output written."""
+    rng = np.random.default_rng(22)
+    V, J, F = 50, 6, 3
+    P = rng.normal(size=(V, 3)).astype(dtype)
+    idx, w = influences(rng, V, J, 4, np.uint16, dtype)
+    pals = random_palette(rng, J, frames=F).astype(dtype)
+    near = pals.copy()
+    near[1, 2, 3, 3] += 5e-7
+    near[2, 4, 3, 0] -= 5e-7
+    assert np.array_equal(sk.lbs(P, idx, w, near), sk.lbs(P, idx, w, pals))
+    for value in (1e-5, np.nan, np.inf):
+        bad = pals.copy()
+        bad[1, 2, 3, 0] = value
+        out = np.full((F, V, 3), 7, dtype)
+        for method in ("lbs", "dqs", "rigid"):
+            call_args = (idx[:, 0].copy(),) if method == "rigid" else (idx, w)
+            with pytest.raises(ValueError, match=r"palette has a last row other than \[0, 0, 0, "
+                                                 r"1\] \(frame 1, joint 2\)"):
+                getattr(sk, method)(P, *call_args, bad, out=out)
+            assert (out == 7).all()
+        with pytest.raises(ValueError, match=r"last row .*\(joint 2\)"):
+            sk.lbs(P, idx, w, bad[1])
+    # the binding itself: a palette of neither 3 nor 4 rows
+    from skinkit import _core
+    with pytest.raises(ValueError, match="palette has shape axis 2 = 5, expected 3 or 4"):
+        _core.skin(1, P, None, None, np.empty_like(P), None, None, idx, w,
+                   np.zeros((1, J, 5, 4), dtype), None, J, 0, 1, False)
+
+
 # ---------------------------------------------------------------------------------------------
 # strides and layouts: read and written in place
 # ---------------------------------------------------------------------------------------------
