@@ -1136,10 +1136,9 @@ SK_ALWAYS_INLINE void lbs8_part(const sk_skin_job_f32 *job, int64_t v0, int64_t 
  * lbs4d_blocks: the next block's joint offsets are computed before this block's blends. */
 SK_ALWAYS_INLINE int64_t lbs8_blocks(const sk_skin_job_f32 *job, int64_t v, int64_t end,
                                      const float *pin, const float *nin, float *pout, float *nout,
-                                     int stream, int stream_n, int rigid, sk_index_type it,
-                                     int64_t kk, sk_weight_type wt)
+                                     int stream, int stream_n, int rigid, const int normals,
+                                     sk_index_type it, int64_t kk, sk_weight_type wt)
 {
-    const int normals = nin != NULL;
     int32_t off[2][32];
     const sk_influences *in = &job->influences;
     if (kk == 4 && v + 8 <= end)
@@ -1175,11 +1174,15 @@ SK_ALWAYS_INLINE void lbs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
             v += head;
         }
         const int stream_n = stream && normals && ((uintptr_t)(nout + 3 * v) & 31) == 0;
-        /* the loop compiled once for each value of rigid (see lbs4d_range) */
-        if (rigid)
-            v = lbs8_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 1, it, kk, wt);
+        /* the loop compiled once for each case (see lbs4d_range) */
+        if (rigid) /* (with normals) */
+            v = lbs8_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 1, 1, it, kk,
+                            wt);
+        else if (normals)
+            v = lbs8_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 0, 1, it, kk,
+                            wt);
         else
-            v = lbs8_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 0, it, kk, wt);
+            v = lbs8_blocks(job, v, end, pin, NULL, pout, NULL, stream, 0, 0, 0, it, kk, wt);
         if (stream) _mm_sfence(); /* non-temporal stores visible before the threads join */
     }
     for (; v < end; v += 8) lbs8_part(job, v, end - v < 8 ? end - v : 8, rigid, it, kk, wt);
