@@ -343,9 +343,12 @@ def test_large_outputs_misaligned_and_aligned(path, dtype, method, unit_rows, in
     infl = sk.Influences(idx, w, J)
     fn = getattr(sk, method)
     want_p, want_n = fn(P, infl, pal, normals=N)
-    rp, rn = getattr(ref, method)(P, idx, w, pal, normals=N)
-    assert_skin_close(want_p, rp, P, pal, TOL[dtype])
-    np.testing.assert_allclose(want_n, rn, atol=10 * TOL[dtype])
+    # the reference on both ends and a sample between (vertices are independent; the whole mesh
+    # took the NumPy DQS reference 15 s)
+    sel = np.unique(np.r_[0:600, V - 600:V, rng.integers(0, V, 3000)])
+    rp, rn = getattr(ref, method)(P[sel], idx[sel], w[sel], pal, normals=N[sel])
+    assert_skin_close(want_p[sel], rp, P[sel], pal, TOL[dtype])
+    np.testing.assert_allclose(want_n[sel], rn, atol=10 * TOL[dtype])
     raw = np.empty(6 * V + 64, dtype)
     for shift in (1, 2, 5, 8):
         out = raw[shift:shift + 3 * V].reshape(V, 3)
