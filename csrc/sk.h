@@ -226,7 +226,7 @@ typedef struct sk_skin_job_f64 {
  * of the traffic) once the call's arrays (72 bytes a vertex for float32 LBS with normals, 9.4 MB
  * here) no longer stay in the last-level cache from call to call.  Smaller outputs stay in cache
  * for whoever reads them next.  On the development machine (32 MB L3), float32 LBS with normals
- * at 10k-200k vertices took 7-11% less time with cached stores than with non-temporal ones, and
+ * at 10k-200k vertices took 5-13% less time with cached stores than with non-temporal ones, and
  * 33-42% more at 300k and 1M; DQS, compute-bound, differs by 1%, positions only not at all.
  * (The threshold was 8192 until measured on a machine with faster memory.) */
 #ifndef SK_STREAM_MIN
