@@ -1218,12 +1218,12 @@ void SK_ISA(sk_rigid, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t e
 
 /* ==========================================================================================
  * float64 LBS, both ISAs: 4 vertices per block, one column of the blended 3x4 per ymm register
- * (on AVX-512 the K = 4 blends without a rigid palette run two columns to a zmm register).
+ * (on AVX-512 the K = 4 blends run two columns to a zmm register).
  * ======================================================================================== */
 
 SK_ALWAYS_INLINE double lbs4d_blend(__m256d m[4], __m256d c[3], const sk_skin_job_f64 *job,
                                     int64_t v, const double *const *row, sk_index_type it,
-                                    int64_t kk, sk_weight_type wt, int normals, int wide)
+                                    int64_t kk, sk_weight_type wt, int normals)
 {
     if (kk == SIMD_RIGID) { /* one joint, weight 1; j < 0 or >= J: copied */
         const int64_t j = simd_index((const char *)job->rigid_indices.data +
@@ -1242,7 +1242,9 @@ SK_ALWAYS_INLINE double lbs4d_blend(__m256d m[4], __m256d c[3], const sk_skin_jo
     const char *ip = (const char *)in->indices.data + v * in->indices.row;
     const char *wp = (const char *)in->weights.data + v * in->weights.row;
 #ifdef __AVX512F__
-    if (kk == 4 && wide) { /* two columns a register: the same multiply-adds lane by lane */
+    /* K = 4: two columns a register, the same multiply-adds lane by lane (6-11% less time per
+     * vertex for positions only and scaled palettes, 7-8% for a rigid palette with normals) */
+    if (kk == 4) {
         __m512d m01 = _mm512_setzero_pd(), m23 = m01, c01 = m01, c2_ = m01;
         for (int k = 0; k < 4; ++k) {
             const __m512d wv = _mm512_set1_pd(*(const double *)(wp + k * in->weights.elem));
@@ -1373,10 +1375,6 @@ SK_ALWAYS_INLINE void lbs4d_block(const sk_skin_job_f64 *job, int64_t v0, int n,
                                   int64_t kk, sk_weight_type wt)
 {
     const int normals = nin != NULL, cof = normals && !rigid;
-    /* AVX-512, K = 4: positions only and scaled palettes (rigid is 0 for both) blend in zmm
-     * (lbs4d_blend), 6-11% less time per vertex; a rigid palette with normals measured 1% slower
-     * at 1M that way */
-    const int wide = !rigid;
     /* the four blends unrolled (their chains of multiply-adds overlap: 2-5% less time than a
      * rolled loop), then the products and sums */
     __m256d mb[4][4], cb[4][3];
@@ -1385,7 +1383,7 @@ SK_ALWAYS_INLINE void lbs4d_block(const sk_skin_job_f64 *job, int64_t v0, int n,
     for (int i = 0; i < 4; ++i) {
         double total = 0;
         if (i < n) { /* writes the matrix, and the cofactors with cof (zeros where unused) */
-            total = lbs4d_blend(mb[i], cb[i], job, v0 + i, row + 4 * i, it, kk, wt, cof, wide);
+            total = lbs4d_blend(mb[i], cb[i], job, v0 + i, row + 4 * i, it, kk, wt, cof);
         } else {
             for (int q = 0; q < 4; ++q) mb[i][q] = _mm256_setzero_pd();
             for (int q = 0; cof && q < 3; ++q) cb[i][q] = _mm256_setzero_pd();
