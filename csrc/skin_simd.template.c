@@ -276,10 +276,43 @@ SK_ALWAYS_INLINE ptrdiff_t index_size(sk_index_type t)
     return t == SK_INDEX_U8 ? 1 : t == SK_INDEX_U16 ? 2 : t == SK_INDEX_I64 ? 8 : 4;
 }
 
+/* Slots 8 h .. 8 h + 7 of contiguous narrow index rows at ip (offsets_k's first case), as
+ * offsets_k computes them. */
+SK_ALWAYS_INLINE __m256i offsets8(const char *ip, int h, sk_index_type it, int64_t n_joints,
+                                  int32_t stride)
+{
+    __m256i j;
+    switch (it) {
+    case SK_INDEX_U8: j = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(ip + 8 * h))); break;
+    case SK_INDEX_U16: j = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(ip + 16 * h))); break;
+    default: j = _mm256_loadu_si256((const __m256i *)(ip + 32 * h)); break;
+    }
+    /* j <= J - 1 unsigned (a negative int32 is >= J): min(j, J - 1) == j */
+    const __m256i in_range =
+        _mm256_cmpeq_epi32(_mm256_min_epu32(j, _mm256_set1_epi32((int32_t)n_joints - 1)), j);
+    return _mm256_and_si256(in_range, _mm256_mullo_epi32(j, _mm256_set1_epi32(stride)));
+}
+
+#ifdef __AVX512F__
+/* offsets8 for slots 16 h .. 16 h + 15. */
+SK_ALWAYS_INLINE __m512i offsets16(const char *ip, int h, sk_index_type it, int64_t n_joints,
+                                   int32_t stride)
+{
+    __m512i j;
+    switch (it) {
+    case SK_INDEX_U8: j = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(ip + 16 * h))); break;
+    case SK_INDEX_U16: j = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(ip + 32 * h))); break;
+    default: j = _mm512_loadu_si512((const void *)(ip + 64 * h)); break;
+    }
+    const __mmask16 in_range = _mm512_cmplt_epu32_mask(j, _mm512_set1_epi32((int32_t)n_joints));
+    return _mm512_maskz_mullo_epi32(in_range, j, _mm512_set1_epi32(stride));
+}
+#endif
+
 /* For a constant K (4 or 8): the joints of slots 0 .. K - 1 of vertices v0 .. v0 + n - 1 as
  * offsets into `prepared` (`stride` elements per joint), joint 0 for an index outside [0, J).
- * Done for a whole block before the blends, as one loop the compiler vectorizes when the index
- * rows are contiguous, it takes the index work out of the per-slot dependency chain. */
+ * Done for a whole block before the blends, vectorized when the index rows are contiguous,
+ * it takes the index work out of the per-slot dependency chain. */
 SK_ALWAYS_INLINE void offsets_k(int32_t *off, const sk_influences *in, int64_t v0, int n,
                                 sk_index_type it, int64_t n_joints, int32_t stride, int K)
 {
@@ -289,10 +322,18 @@ SK_ALWAYS_INLINE void offsets_k(int32_t *off, const sk_influences *in, int64_t v
     const int narrow = it == SK_INDEX_U8 || it == SK_INDEX_U16 || it == SK_INDEX_U32 ||
                        it == SK_INDEX_I32;
     if (narrow && in->indices.row == K * is && in->indices.elem == is) {
-        /* in 32 bits (J <= SK_SIMD_MAX_JOINTS_K4; a negative int32 wraps to >= J), which the
-         * compiler vectorizes 16 (8 on AVX2) slots to a register */
+        /* in 32 bits (J <= SK_SIMD_MAX_JOINTS_K4; a negative int32 wraps to >= J), 8 slots a
+         * register (left to the compiler, the loop came out scalar in some kernels: a sixth of
+         * a DQS call), the rest one by one */
         const uint32_t J32 = (uint32_t)J;
-        for (int s = 0; s < K * n; ++s) {
+        int s = 0;
+#ifdef __AVX512F__
+        for (; s + 16 <= K * n; s += 16)
+            _mm512_storeu_si512((void *)(off + s), offsets16(ip, s / 16, it, n_joints, stride));
+#endif
+        for (; J32 > 0 && s + 8 <= K * n; s += 8)
+            _mm256_storeu_si256((__m256i *)(off + s), offsets8(ip, s / 8, it, n_joints, stride));
+        for (; s < K * n; ++s) {
             uint32_t j;
             switch (it) {
             case SK_INDEX_U8: j = ((const uint8_t *)ip)[s]; break;
@@ -332,22 +373,6 @@ SK_ALWAYS_INLINE int offsets4x4_vector(const sk_influences *in, int n, sk_index_
     const int narrow = it == SK_INDEX_U8 || it == SK_INDEX_U16 || it == SK_INDEX_U32 ||
                        it == SK_INDEX_I32;
     return n == 4 && narrow && in->indices.row == 4 * is && in->indices.elem == is;
-}
-
-/* Slots 8 h .. 8 h + 7 from the K = 4 index rows at ip (offsets4x4_vector's layout). */
-SK_ALWAYS_INLINE __m256i offsets8(const char *ip, int h, sk_index_type it, int64_t n_joints,
-                                  int32_t stride)
-{
-    __m256i j;
-    switch (it) {
-    case SK_INDEX_U8: j = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(ip + 8 * h))); break;
-    case SK_INDEX_U16: j = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(ip + 16 * h))); break;
-    default: j = _mm256_loadu_si256((const __m256i *)(ip + 32 * h)); break;
-    }
-    /* j <= J - 1 unsigned (a negative int32 is >= J): min(j, J - 1) == j */
-    const __m256i in_range =
-        _mm256_cmpeq_epi32(_mm256_min_epu32(j, _mm256_set1_epi32((int32_t)n_joints - 1)), j);
-    return _mm256_and_si256(in_range, _mm256_mullo_epi32(j, _mm256_set1_epi32(stride)));
 }
 
 SK_ALWAYS_INLINE void offsets4x4(int32_t *off, const sk_influences *in, int64_t v0, int n,
