@@ -650,15 +650,18 @@ SK_ALWAYS_INLINE unsigned lbs16_small4(const sk_influences *in, int64_t v0, int 
 }
 
 /* One vertex's blend in the common case (glTF's layout, a rigid palette): K = 4 contiguous
- * float weights `w`, and each slot's joint row as a pointer, so that the multiply-add reads it
- * without an index register (one fused micro-op, not two).  The same operations in the same
- * order as lbs16_blend. */
-SK_ALWAYS_INLINE __m512 lbs16_blend_rows(const float *const *r, const float *w)
+ * float weights `w`, each slot's joint row at `prepared` + its offset o[k] (offsets_k), read by
+ * the multiply-add with an index register.  The same operations in the same order as
+ * lbs16_blend.  (Row pointers made a block ahead instead of offsets, to save the index
+ * register, took 6-11% more time on Zen 5: the pointers are twice the stores and loads, and
+ * making them twice the work.) */
+SK_ALWAYS_INLINE __m512 lbs16_blend_rows(const float *prepared, const int32_t *o, const float *w)
 {
-    __m512 am = _mm512_fmadd_ps(_mm512_set1_ps(w[0]), _mm512_loadu_ps(r[0]), _mm512_setzero_ps());
-    am = _mm512_fmadd_ps(_mm512_set1_ps(w[1]), _mm512_loadu_ps(r[1]), am);
-    am = _mm512_fmadd_ps(_mm512_set1_ps(w[2]), _mm512_loadu_ps(r[2]), am);
-    return _mm512_fmadd_ps(_mm512_set1_ps(w[3]), _mm512_loadu_ps(r[3]), am);
+    __m512 am = _mm512_fmadd_ps(_mm512_set1_ps(w[0]), _mm512_loadu_ps(prepared + o[0]),
+                                _mm512_setzero_ps());
+    am = _mm512_fmadd_ps(_mm512_set1_ps(w[1]), _mm512_loadu_ps(prepared + o[1]), am);
+    am = _mm512_fmadd_ps(_mm512_set1_ps(w[2]), _mm512_loadu_ps(prepared + o[2]), am);
+    return _mm512_fmadd_ps(_mm512_set1_ps(w[3]), _mm512_loadu_ps(prepared + o[3]), am);
 }
 
 /* Every vertex's blend, with or without the cofactors' (a constant, so that the loop tests
@@ -687,41 +690,15 @@ SK_ALWAYS_INLINE unsigned lbs16_blends(__m512 *mb, __m512 *cb, const sk_skin_job
 /* Vertices v0 .. v0 + n - 1 (n <= 16; the rest of the block is padding): inputs pin / nin and
  * outputs pout / nout hold 48 floats each (nin, nout NULL without normals).  All inputs are read
  * before any output is written, so out = positions works. */
-/* The joints of 16 vertices' K = 4 or 8 slots: offsets_k's offsets and, with `rows` (K = 4),
- * as pointers into `prepared` (for lbs16_blend_rows). */
+/* The joints of 16 vertices' K = 4 or 8 slots: offsets_k's offsets. */
 typedef struct {
     int32_t off[128];
-    const float *row[64];
 } lbs16_joints;
 
 SK_ALWAYS_INLINE void lbs16_joints_of(lbs16_joints *jt, const sk_skin_job_f32 *job, int64_t v0,
-                                      int n, int rows, sk_index_type it, int K)
+                                      int n, sk_index_type it, int K)
 {
-    const sk_influences *in = &job->influences;
-    const ptrdiff_t is = index_size(it);
-    if (rows && n == 16 && K == 4 && in->indices.row == 4 * is && in->indices.elem == is &&
-        (it == SK_INDEX_U8 || it == SK_INDEX_U16 || it == SK_INDEX_U32 || it == SK_INDEX_I32)) {
-        /* the row pointers straight from the indices, 8 a register (without the offsets, which
-         * the blends by rows do not read): 6% less time per vertex than offsets_k's offsets
-         * turned into pointers */
-        const char *ip = (const char *)in->indices.data + v0 * in->indices.row;
-        const __m512i base = _mm512_set1_epi64((int64_t)(uintptr_t)job->prepared);
-        const __m512i J = _mm512_set1_epi64(job->n_joints);
-        for (int q = 0; q < 8; ++q) {
-            __m512i j; /* zero-extended: a negative int32 is >= J */
-            switch (it) {
-            case SK_INDEX_U8: j = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(ip + 8 * q))); break;
-            case SK_INDEX_U16: j = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(ip + 16 * q))); break;
-            default: j = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(ip + 32 * q))); break;
-            }
-            const __mmask8 ok = _mm512_cmplt_epu64_mask(j, J); /* else joint 0, as offsets_k */
-            const __m512i bytes = _mm512_maskz_slli_epi64(ok, j, 7); /* 128 bytes a joint */
-            _mm512_storeu_si512((void *)(jt->row + 8 * q), _mm512_add_epi64(base, bytes));
-        }
-        return;
-    }
-    offsets_k(jt->off, in, v0, n, it, job->n_joints, SK_LBS_PREPARED_SIZE, K);
-    for (int s = 0; rows && s < 64; ++s) jt->row[s] = job->prepared + jt->off[s];
+    offsets_k(jt->off, &job->influences, v0, n, it, job->n_joints, SK_LBS_PREPARED_SIZE, K);
 }
 
 SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables *tb, int64_t v0,
@@ -750,10 +727,9 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
     lbs16_joints own;
     const lbs16_joints *jt = ahead ? ahead : &own;
     if (kk == 4 || kk == 8) {
-        if (!ahead) lbs16_joints_of(&own, job, v0, n, by_group, it, (int)kk);
+        if (!ahead) lbs16_joints_of(&own, job, v0, n, it, (int)kk);
         if (kk == 4) small = lbs16_small4(in, v0, n);
     }
-    const float *const *row = jt->row;
     const float *w = by_group ? (const float *)in->weights.data + 4 * v0 : NULL;
     if (!by_group) { /* (by groups: each group blends right before its products, below) */
         if (normals && !rigid)
@@ -770,7 +746,8 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
     for (int g = 0; g < 4; ++g) {
         if (by_group)
             for (int b = 0; b < 4; ++b)
-                mb[4 * g + b] = lbs16_blend_rows(row + 16 * g + 4 * b, w + 16 * g + 4 * b);
+                mb[4 * g + b] = lbs16_blend_rows(job->prepared, jt->off + 16 * g + 4 * b,
+                                                 w + 16 * g + 4 * b);
         __m512 col[4];
         lbs16_columns(col, mb + 4 * g);
         yp[g] = lbs16_apply(tb, g, col, p, 1);
@@ -900,7 +877,7 @@ SK_ALWAYS_INLINE int64_t lbs16_blocks(const sk_skin_job_f32 *job, const lbs16_ta
     for (int b = 0; v + 16 <= end; v += 16, b ^= 1) {
         if (stream && v + 16 * SK_PREFETCH_BLOCKS + 16 <= end)
             lbs16_prefetch(job, pin, nin, v + 16 * SK_PREFETCH_BLOCKS);
-        if (ahead && v + 32 <= end) lbs16_joints_of(&jt[b ^ 1], job, v + 16, 16, rows, it, (int)kk);
+        if (ahead && v + 32 <= end) lbs16_joints_of(&jt[b ^ 1], job, v + 16, 16, it, (int)kk);
         __m512 on[3];
         lbs16_block(job, tb, v, 16, ahead ? &jt[b] : NULL, pin + 3 * v,
                     normals ? nin + 3 * v : NULL, pout + 3 * v, normals ? nout + 3 * v : NULL,
@@ -939,14 +916,14 @@ SK_ALWAYS_INLINE void lbs16_range(const sk_skin_job_f32 *job, int64_t begin, int
     const int shifted = stream && normals && !sn && ((uintptr_t)nout & 3) == 0;
     shift_stream ns = {.line = NULL};
     if (shifted) shift_begin(&ns, nout + 3 * v);
-    /* K = 4 and 8: the next block's joints computed before this block (as lbs4d_blocks), as
-     * row pointers when the block will blend by groups (K = 4) */
+    /* K = 4 and 8: the next block's joints computed before this block (as lbs4d_blocks); rows:
+     * the block blends by groups (K = 4 contiguous float weights, lbs16_blend_rows) */
     const sk_influences *in = &job->influences;
     const int rows = kk == 4 && (!normals || rigid) && in->weights.row == 16 &&
                      in->weights.elem == 4;
     const int ahead = kk == 4 || kk == 8;
     lbs16_joints jt[2];
-    if (ahead && v + 16 <= end) lbs16_joints_of(&jt[0], job, v, 16, rows, it, (int)kk);
+    if (ahead && v + 16 <= end) lbs16_joints_of(&jt[0], job, v, 16, it, (int)kk);
     /* the common cases compiled with their flags constant (7% less time at 100k vertices than
      * one loop testing them) */
     shift_stream *nsp = shifted ? &ns : NULL;
