@@ -322,9 +322,9 @@ SK_ALWAYS_INLINE void offsets_k(int32_t *off, const sk_influences *in, int64_t v
     const int narrow = it == SK_INDEX_U8 || it == SK_INDEX_U16 || it == SK_INDEX_U32 ||
                        it == SK_INDEX_I32;
     if (narrow && in->indices.row == K * is && in->indices.elem == is) {
-        /* in 32 bits (J <= SK_SIMD_MAX_JOINTS_K4; a negative int32 wraps to >= J), 8 slots a
-         * register (left to the compiler, the loop came out scalar in some kernels: a sixth of
-         * a DQS call), the rest one by one */
+        /* in 32 bits (J <= SK_SIMD_MAX_JOINTS_K4; a negative int32 wraps to >= J), 16 slots a
+         * register on AVX-512, then 8 (left to the compiler, the loop came out scalar in some
+         * kernels: a sixth of a DQS call), the rest one by one */
         const uint32_t J32 = (uint32_t)J;
         int s = 0;
 #ifdef __AVX512F__
