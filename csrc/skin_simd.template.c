@@ -364,9 +364,9 @@ SK_ALWAYS_INLINE void offsets_k(int32_t *off, const sk_influences *in, int64_t v
 }
 
 /* offsets_k for the 16 slots of 4 vertices with K = 4: for contiguous narrow indices one
- * vector load, widen, compare and multiply per 8 slots (offsets8).  (The compiler unrolls
- * offsets_k's 16-slot loop into scalar code, about 5 instructions a slot.)  In ymm also with
- * AVX-512: a 512-bit multiply here measured 20% slower in the float64 kernel. */
+ * vector load, widen, compare and multiply per 8 slots (offsets8).  offsets_k would take one
+ * 512-bit step on AVX-512; this stays in ymm there too, because a 512-bit multiply here
+ * measured 20% slower in the float64 kernel. */
 SK_ALWAYS_INLINE int offsets4x4_vector(const sk_influences *in, int n, sk_index_type it)
 {
     const ptrdiff_t is = index_size(it);
@@ -1921,7 +1921,7 @@ SK_ALWAYS_INLINE void dqs16_stage_make(dqs16_stage *st, const sk_skin_job_f32 *j
 
 /* Vertices 8 h .. 8 h + 7 of a stage: dqs8_blend's multiply-adds; returns their copy bits.
  * Each weight is broadcast from its register by a permute: stored with the stage and loaded
- * back right after, the weights missed store forwarding (6% of a call at 100k and 1M). */
+ * back right after, the weights missed store forwarding (4-6% of a call at 100k and 1M). */
 SK_ALWAYS_INLINE unsigned dqs16_blends(__m256 q[8], const dqs16_stage *st, int h)
 {
 #pragma GCC unroll 8
