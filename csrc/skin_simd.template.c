@@ -390,7 +390,8 @@ SK_ALWAYS_INLINE void offsets4x4(int32_t *off, const sk_influences *in, int64_t 
 /* offsets4x4 as row pointers base + offset into a table of doubles.  With AVX-512 (and a stride
  * of a power of two bytes) 8 slots a register, widened straight to 64 bits, compared and shifted:
  * a third of the AVX2 path's operations, and 2-6% less time per vertex in the float64 LBS
- * kernel (10k-1M vertices). */
+ * kernel (10k-1M vertices).  (offsets8 then widened to 64 bits, which would share its index
+ * loads, took 1.5-4.5% more time than this.) */
 SK_ALWAYS_INLINE void rows4x4_f64(const double **row, const sk_influences *in, int64_t v0, int n,
                                   sk_index_type it, int64_t n_joints, int32_t stride,
                                   const double *base)
