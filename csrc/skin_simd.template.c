@@ -729,7 +729,7 @@ SK_ALWAYS_INLINE void lbs16_joints_of(lbs16_joints *jt, const sk_skin_job_f32 *j
 SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables *tb, int64_t v0,
                                   int n, const lbs16_joints *ahead, const float *pin,
                                   const float *nin, float *pout, float *nout, int stream_p,
-                                  int stream_n, __m512 *on_regs, int rigid, sk_index_type it,
+                                  __m512 *on_regs, int rigid, sk_index_type it,
                                   int64_t kk, sk_weight_type wt, const int rows_known)
 {
     const int normals = nin != NULL;
@@ -797,10 +797,10 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
                                   _mm512_permutexvar_ps(tb->spread[r], inv));
             if (copy) on[r] = _mm512_mask_blend_ps((__mmask16)(copy >> (16 * r)), on[r], nv[r]);
         }
-        if (on_regs) /* the caller writes them (shift_put48) */
+        if (on_regs) /* the caller streams them (lbs16_blocks) */
             for (int r = 0; r < 3; ++r) on_regs[r] = on[r];
         else
-            store48(nout, on, stream_n);
+            store48(nout, on, 0);
     }
     store48(pout, out, stream_p);
 }
@@ -814,7 +814,7 @@ SK_ALWAYS_INLINE void lbs16_part(const sk_skin_job_f32 *job, const lbs16_tables 
     gather3_f32(pin, 16, &job->positions, v0, n);
     if (normals) gather3_f32(nin, 16, &job->normals, v0, n);
     lbs16_block(job, tb, v0, (int)n, NULL, pin, normals ? nin : NULL, pout,
-                normals ? nout : NULL, 0, 0, NULL, rigid, it, kk, wt, 0);
+                normals ? nout : NULL, 0, NULL, rigid, it, kk, wt, 0);
     scatter3_f32(&job->out_positions, v0, n, pout);
     if (normals) scatter3_f32(&job->out_normals, v0, n, nout);
 }
@@ -847,8 +847,10 @@ SK_ALWAYS_INLINE void lbs16_prefetch(const sk_skin_job_f32 *job, const float *pi
  * the previous block's last register and this block's (one permute per line), and the range's
  * first and last partial lines get ordinary masked stores.  For the normals when their output
  * sits at another offset within a cache line than the positions' (NumPy aligns arrays to 16
- * bytes only, so three pairs in four): streaming them too saved 4% of an LBS call at 1M
- * vertices (an aligned pair saves another 6%). */
+ * bytes only, so three pairs in four of those that come from the heap; big arrays that get
+ * pages of their own from malloc all sit at offset 16): streaming them too saved 4% of an LBS
+ * call at 1M vertices, and another 8-9% once the loop that does it got an instance of its own
+ * (lbs16_range). */
 typedef struct {
     float *line;   /* the next aligned line to write */
     __m512i idx;   /* lane i <- lane 16 - d + i of (previous, next) */
@@ -888,15 +890,20 @@ SK_ALWAYS_INLINE void shift_end(shift_stream *s)
                               _mm512_permutex2var_ps(s->carry, s->idx, s->carry));
 }
 
-/* The whole blocks of [v, end): jt[0] holds the first block's joints (K = 4 and 8); `ns` set:
- * the normals go through it.  `normals`, `rigid` and `rows` (K = 4 rows blended by groups, see
- * lbs16_block) are constants where the caller names them.  Returns the first vertex left. */
+/* How a block loop writes the normals: with ordinary stores inside lbs16_block, or after it with
+ * non-temporal ones, aligned like the positions' or through shift_stream. */
+enum { NORMALS_STORED, NORMALS_STREAMED, NORMALS_SHIFTED };
+
+/* The whole blocks of [v, end): jt[0] holds the first block's joints (K = 4 and 8); `ns`: the
+ * shift_stream of NORMALS_SHIFTED.  `nmode`, `normals`, `rigid` and `rows` (K = 4 rows blended
+ * by groups, see lbs16_block) are constants where the caller names them.  Returns the first
+ * vertex left. */
 SK_ALWAYS_INLINE int64_t lbs16_blocks(const sk_skin_job_f32 *job, const lbs16_tables *tb,
                                       int64_t v, int64_t end, lbs16_joints jt[2], const float *pin,
                                       const float *nin, float *pout, float *nout, int stream,
-                                      int sn, shift_stream *ns, const int normals, const int rigid,
-                                      const int rows, sk_index_type it, int64_t kk,
-                                      sk_weight_type wt)
+                                      shift_stream *ns, const int nmode, const int normals,
+                                      const int rigid, const int rows, sk_index_type it,
+                                      int64_t kk, sk_weight_type wt)
 {
     const int ahead = kk == 4 || kk == 8;
     for (int b = 0; v + 16 <= end; v += 16, b ^= 1) {
@@ -906,8 +913,11 @@ SK_ALWAYS_INLINE int64_t lbs16_blocks(const sk_skin_job_f32 *job, const lbs16_ta
         __m512 on[3];
         lbs16_block(job, tb, v, 16, ahead ? &jt[b] : NULL, pin + 3 * v,
                     normals ? nin + 3 * v : NULL, pout + 3 * v, normals ? nout + 3 * v : NULL,
-                    stream, sn, ns ? on : NULL, rigid, it, kk, wt, rows);
-        if (ns) shift_put48(ns, on);
+                    stream, nmode != NORMALS_STORED ? on : NULL, rigid, it, kk, wt, rows);
+        if (nmode == NORMALS_STREAMED)
+            store48(nout + 3 * v, on, 1);
+        else if (nmode == NORMALS_SHIFTED)
+            shift_put48(ns, on);
     }
     return v;
 }
@@ -936,11 +946,15 @@ SK_ALWAYS_INLINE void lbs16_range(const sk_skin_job_f32 *job, int64_t begin, int
         lbs16_part(job, &tb, v, head, rigid, it, kk, wt);
         v += head;
     }
-    /* the normals stream aligned like the positions, or through shift_stream */
-    const int sn = stream && normals && ((uintptr_t)(nout + 3 * v) & 63) == 0;
-    const int shifted = stream && normals && !sn && ((uintptr_t)nout & 3) == 0;
+    /* the normals stream too: aligned like the positions, or through shift_stream */
+    int nmode = NORMALS_STORED;
     shift_stream ns = {.line = NULL};
-    if (shifted) shift_begin(&ns, nout + 3 * v);
+    if (stream && normals && ((uintptr_t)(nout + 3 * v) & 63) == 0) {
+        nmode = NORMALS_STREAMED;
+    } else if (stream && normals && ((uintptr_t)nout & 3) == 0) {
+        nmode = NORMALS_SHIFTED;
+        shift_begin(&ns, nout + 3 * v);
+    }
     /* K = 4 and 8: the next block's joints computed before this block (as lbs4d_blocks); rows:
      * the block blends by groups (K = 4 contiguous float weights, lbs16_blend_rows) */
     const sk_influences *in = &job->influences;
@@ -951,17 +965,26 @@ SK_ALWAYS_INLINE void lbs16_range(const sk_skin_job_f32 *job, int64_t begin, int
     if (ahead && v + 16 <= end) lbs16_joints_of(&jt[0], job, v, 16, it, (int)kk);
     /* the common cases compiled with their flags constant (7% less time at 100k vertices than
      * one loop testing them) */
-    shift_stream *nsp = shifted ? &ns : NULL;
-    if (kk == 4 && rows && normals) /* (rows with normals: a rigid palette) */
-        v = lbs16_blocks(job, &tb, v, end, jt, pin, nin, pout, nout, stream, sn, nsp, 1, 1, 1, it,
-                         kk, wt);
+    /* (rows with normals, a rigid palette: a loop for each way of writing the normals; with
+     * the way a run-time value, the compiler kept shift_stream's state and the normals'
+     * registers on the stack, 8-9% of a 1M call; aligned normals through shift_stream, its
+     * permutes then copying registers, took 2% more than streaming them directly) */
+    if (kk == 4 && rows && normals && nmode == NORMALS_SHIFTED)
+        v = lbs16_blocks(job, &tb, v, end, jt, pin, nin, pout, nout, stream, &ns, NORMALS_SHIFTED,
+                         1, 1, 1, it, kk, wt);
+    else if (kk == 4 && rows && normals && nmode == NORMALS_STREAMED)
+        v = lbs16_blocks(job, &tb, v, end, jt, pin, nin, pout, nout, stream, NULL,
+                         NORMALS_STREAMED, 1, 1, 1, it, kk, wt);
+    else if (kk == 4 && rows && normals)
+        v = lbs16_blocks(job, &tb, v, end, jt, pin, nin, pout, nout, stream, NULL, NORMALS_STORED,
+                         1, 1, 1, it, kk, wt);
     else if (kk == 4 && rows)
-        v = lbs16_blocks(job, &tb, v, end, jt, pin, NULL, pout, NULL, stream, 0, NULL, 0, 0, 1, it,
-                         kk, wt);
+        v = lbs16_blocks(job, &tb, v, end, jt, pin, NULL, pout, NULL, stream, NULL, NORMALS_STORED,
+                         0, 0, 1, it, kk, wt);
     else
-        v = lbs16_blocks(job, &tb, v, end, jt, pin, nin, pout, nout, stream, sn, nsp, normals,
+        v = lbs16_blocks(job, &tb, v, end, jt, pin, nin, pout, nout, stream, &ns, nmode, normals,
                          rigid, 0, it, kk, wt);
-    if (shifted) shift_end(&ns);
+    if (nmode == NORMALS_SHIFTED) shift_end(&ns);
     if (v < end) lbs16_part(job, &tb, v, end - v, rigid, it, kk, wt);
     if (stream) _mm_sfence(); /* non-temporal stores visible before the threads join */
 }

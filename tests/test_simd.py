@@ -349,12 +349,16 @@ def test_large_outputs_misaligned_and_aligned(path, dtype, method, unit_rows, in
     rp, rn = getattr(ref, method)(P[sel], idx[sel], w[sel], pal, normals=N[sel])
     assert_skin_close(want_p[sel], rp, P[sel], pal, TOL[dtype])
     np.testing.assert_allclose(want_n[sel], rn, atol=10 * TOL[dtype])
-    raw = np.empty(6 * V + 64, dtype)
-    for shift in (1, 2, 5, 8):
-        out = raw[shift:shift + 3 * V].reshape(V, 3)
-        out_n = raw[3 * V + 2 * shift:6 * V + 2 * shift].reshape(V, 3)
-        fn(P, infl, pal, normals=N, out=out, out_normals=out_n, threads=2)
-        assert np.array_equal(out, want_p) and np.array_equal(out_n, want_n), shift
+    # the outputs at chosen offsets (in elements) from a cache line: the normals' at the same
+    # offset as the positions' (streamed alike) or at another (streamed through permutes)
+    per_line = 64 // np.dtype(dtype).itemsize
+    raw_p, raw_n = np.empty(3 * V + 2 * per_line, dtype), np.empty(3 * V + 2 * per_line, dtype)
+    line = lambda a: (-a.ctypes.data % 64) // a.itemsize  # the first element on a line
+    for sp, sn, threads in ((0, 0, 1), (3, 3, 2), (1, 2, 2), (5, 8, 1), (8, 1, 2), (4, 0, 2)):
+        out = raw_p[line(raw_p) + sp:][:3 * V].reshape(V, 3)
+        out_n = raw_n[line(raw_n) + sn:][:3 * V].reshape(V, 3)
+        fn(P, infl, pal, normals=N, out=out, out_normals=out_n, threads=threads)
+        assert np.array_equal(out, want_p) and np.array_equal(out_n, want_n), (sp, sn)
 
 
 def test_batch(path, influences, random_palette):
