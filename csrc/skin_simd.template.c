@@ -1043,6 +1043,15 @@ SK_ALWAYS_INLINE float lbs8_blend(__m256 m[2], __m256 c[2], const sk_skin_job_f3
             total += w;
         }
         const __m256 wv = _mm256_set1_ps(w);
+        if (k == 0) { /* a product, not an FMA onto zero: one step less in the chain */
+            m0 = _mm256_mul_ps(wv, _mm256_loadu_ps(pj));
+            m1 = _mm256_mul_ps(wv, _mm256_loadu_ps(pj + 8));
+            if (normals) {
+                c0 = _mm256_mul_ps(wv, _mm256_loadu_ps(pj + 16));
+                c1 = _mm256_mul_ps(wv, _mm256_loadu_ps(pj + 24));
+            }
+            continue;
+        }
         m0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(pj), m0);
         m1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(pj + 8), m1);
         if (normals) {
@@ -1092,6 +1101,11 @@ SK_ALWAYS_INLINE __m256 lbs8_z1(const float *p)
 {
     return _mm256_blend_ps(_mm256_broadcast_ss(p + 2), _mm256_set1_ps(1.0f), 0xF0);
 }
+/* [z z z z 0 0 0 0]: a normal meets a rigid blend's columns 2 and 3 without its translation. */
+SK_ALWAYS_INLINE __m256 lbs8_z0(const float *p)
+{
+    return _mm256_blend_ps(_mm256_broadcast_ss(p + 2), _mm256_setzero_ps(), 0xF0);
+}
 
 /* Store the three floats of x's low half at p. */
 SK_ALWAYS_INLINE void store3_ps(float *p, __m128 x)
@@ -1130,18 +1144,19 @@ SK_ALWAYS_INLINE void lbs8_store(float *out, const __m256 y[4], int stream)
     _mm256_stream_ps(out + 16, r2);
 }
 
-/* As lbs16_block, for n <= 8 vertices of 24 floats (the outputs may hold one float more);
- * `rigid`: every joint's cofactor is its 3x3 (sk_lbs_cof_is_matrix), so normals take the
- * blended matrix and no cofactor is blended. */
-SK_ALWAYS_INLINE void lbs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, const int32_t *off,
-                                 const float *pin, const float *nin, float *pout, float *nout,
-                                 int stream_p, int stream_n, int rigid, sk_index_type it,
-                                 int64_t kk, sk_weight_type wt)
+/* The first half of lbs16_block's work, for n <= 8 vertices of 24 floats (the outputs may hold
+ * one float more): the blends, the positions written (copied vertices' kept), and the normals'
+ * products left unnormalized in yn[4] (lbs8_normals finishes them); returns the mask of copied
+ * vertices.  `rigid`: every joint's cofactor is its 3x3 (sk_lbs_cof_is_matrix), so normals take
+ * the blended matrix (through lbs8_z0, which drops its translation) and no cofactor is blended. */
+SK_ALWAYS_INLINE unsigned lbs8_front(const sk_skin_job_f32 *job, int64_t v0, int n,
+                                     const int32_t *off, const float *pin, const float *nin,
+                                     float *pout, __m256 yn[4], int stream_p, int rigid,
+                                     sk_index_type it, int64_t kk, sk_weight_type wt)
 {
     const int normals = nin != NULL, cof = normals && !rigid;
     unsigned copy = kk == 4 ? small8_f32(&job->influences, v0, n) : 0;
-    __m256 yp[4], yn[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
-                           _mm256_setzero_ps()};
+    __m256 yp[4];
     /* a pair of vertices at a time: their blends, then their products and sums */
 #pragma GCC unroll 4
     for (int h = 0; h < 4; ++h) {
@@ -1157,50 +1172,62 @@ SK_ALWAYS_INLINE void lbs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, 
                 m[0] = m[1] = c[0] = c[1] = _mm256_setzero_ps();
             if (kk != 4 && !(total > 1e-6f)) copy |= 1u << i;
             qp[e] = _mm256_fmadd_ps(m[1], lbs8_z1(pin + 3 * i), _mm256_mul_ps(m[0], lbs8_xy(pin + 3 * i)));
-            if (normals && rigid) /* the matrix itself, without its translation */
-                qn[e] = _mm256_fmadd_ps(_mm256_blend_ps(m[1], _mm256_setzero_ps(), 0xF0),
-                                        lbs8_z1(nin + 3 * i), _mm256_mul_ps(m[0], lbs8_xy(nin + 3 * i)));
+            if (normals && rigid)
+                qn[e] = _mm256_fmadd_ps(m[1], lbs8_z0(nin + 3 * i), _mm256_mul_ps(m[0], lbs8_xy(nin + 3 * i)));
             else if (normals)
                 qn[e] = _mm256_fmadd_ps(c[1], lbs8_z1(nin + 3 * i), _mm256_mul_ps(c[0], lbs8_xy(nin + 3 * i)));
         }
         /* [A+C | B+D] of two vertices -> [y_a | y_b] */
         yp[h] = _mm256_add_ps(_mm256_permute2f128_ps(qp[0], qp[1], 0x20),
                               _mm256_permute2f128_ps(qp[0], qp[1], 0x31));
-        if (normals)
-            yn[h] = _mm256_add_ps(_mm256_permute2f128_ps(qn[0], qn[1], 0x20),
-                                  _mm256_permute2f128_ps(qn[0], qn[1], 0x31));
+        yn[h] = normals ? _mm256_add_ps(_mm256_permute2f128_ps(qn[0], qn[1], 0x20),
+                                        _mm256_permute2f128_ps(qn[0], qn[1], 0x31))
+                        : _mm256_setzero_ps();
     }
-    if (normals) {
-        /* |n|^2 of the 8 vertices, lane 4 e + h for vertex 2 h + e: (x^2 + z^2) + (y^2 + 0) */
-        __m256 s[4];
-        for (int h = 0; h < 4; ++h) s[h] = _mm256_mul_ps(yn[h], yn[h]);
-        __m256 t0 = _mm256_add_ps(_mm256_unpacklo_ps(s[0], s[1]), _mm256_unpackhi_ps(s[0], s[1]));
-        __m256 t1 = _mm256_add_ps(_mm256_unpacklo_ps(s[2], s[3]), _mm256_unpackhi_ps(s[2], s[3]));
-        __m256 n2 = _mm256_add_ps(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE));
-        const __m256 one = _mm256_set1_ps(1.0f);
-        __m256 inv = _mm256_blendv_ps(one, _mm256_div_ps(one, _mm256_sqrt_ps(n2)),
-                                      _mm256_cmp_ps(n2, _mm256_setzero_ps(), _CMP_GT_OQ));
-        for (int h = 0; h < 4; ++h) {
-            __m256i sel = _mm256_setr_epi32(h, h, h, h, 4 + h, 4 + h, 4 + h, 4 + h);
-            yn[h] = _mm256_mul_ps(yn[h], _mm256_permutevar8x32_ps(inv, sel));
-        }
-    }
-    /* Copied vertices (rare): keep their inputs before any store, since out may be positions. */
-    float keep[8][6];
+    /* Copied vertices (rare): keep their inputs before the store, since out may be positions. */
+    float keep[8][3];
     if (copy)
         for (int i = 0; i < n; ++i)
-            if (copy >> i & 1) {
-                memcpy(keep[i], pin + 3 * i, 3 * sizeof(float));
-                if (normals) memcpy(keep[i] + 3, nin + 3 * i, 3 * sizeof(float));
-            }
+            if (copy >> i & 1) memcpy(keep[i], pin + 3 * i, 3 * sizeof(float));
     lbs8_store(pout, yp, stream_p);
-    if (normals) lbs8_store(nout, yn, stream_n);
     if (copy)
         for (int i = 0; i < n; ++i)
-            if (copy >> i & 1) {
-                memcpy(pout + 3 * i, keep[i], 3 * sizeof(float));
-                if (normals) memcpy(nout + 3 * i, keep[i] + 3, 3 * sizeof(float));
-            }
+            if (copy >> i & 1) memcpy(pout + 3 * i, keep[i], 3 * sizeof(float));
+    return copy;
+}
+
+/* The second half: lbs8_front's normals yn (vertex pair h in yn[h]) normalized and written to
+ * nout, copied vertices' normals taken from nin (out_normals never overlaps an input). */
+SK_ALWAYS_INLINE void lbs8_normals(__m256 yn[4], unsigned copy, int n, const float *nin,
+                                   float *nout, int stream_n)
+{
+    /* |n|^2 of the 8 vertices, lane 4 e + h for vertex 2 h + e: (x^2 + z^2) + (y^2 + 0) */
+    __m256 s[4];
+    for (int h = 0; h < 4; ++h) s[h] = _mm256_mul_ps(yn[h], yn[h]);
+    __m256 t0 = _mm256_add_ps(_mm256_unpacklo_ps(s[0], s[1]), _mm256_unpackhi_ps(s[0], s[1]));
+    __m256 t1 = _mm256_add_ps(_mm256_unpacklo_ps(s[2], s[3]), _mm256_unpackhi_ps(s[2], s[3]));
+    __m256 n2 = _mm256_add_ps(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE));
+    const __m256 one = _mm256_set1_ps(1.0f);
+    __m256 inv = _mm256_blendv_ps(one, _mm256_div_ps(one, _mm256_sqrt_ps(n2)),
+                                  _mm256_cmp_ps(n2, _mm256_setzero_ps(), _CMP_GT_OQ));
+    for (int h = 0; h < 4; ++h) {
+        __m256i sel = _mm256_setr_epi32(h, h, h, h, 4 + h, 4 + h, 4 + h, 4 + h);
+        yn[h] = _mm256_mul_ps(yn[h], _mm256_permutevar8x32_ps(inv, sel));
+    }
+    lbs8_store(nout, yn, stream_n);
+    if (copy)
+        for (int i = 0; i < n; ++i)
+            if (copy >> i & 1) memcpy(nout + 3 * i, nin + 3 * i, 3 * sizeof(float));
+}
+
+/* Both halves for one block (lbs8_blocks overlaps them across blocks: the same operations). */
+SK_ALWAYS_INLINE void lbs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, const int32_t *off,
+                                 const float *pin, const float *nin, float *pout, float *nout,
+                                 int rigid, sk_index_type it, int64_t kk, sk_weight_type wt)
+{
+    __m256 yn[4];
+    const unsigned copy = lbs8_front(job, v0, n, off, pin, nin, pout, yn, 0, rigid, it, kk, wt);
+    if (nin) lbs8_normals(yn, copy, n, nin, nout, 0);
 }
 
 /* A partial or strided block of n <= 8 vertices through stack copies. */
@@ -1213,8 +1240,8 @@ SK_ALWAYS_INLINE void lbs8_part(const sk_skin_job_f32 *job, int64_t v0, int64_t 
     gather3_f32(bp, 8, &job->positions, v0, n);
     if (normals) gather3_f32(bn, 8, &job->normals, v0, n);
     if (kk == 4) offsets_k(off, &job->influences, v0, (int)n, it, job->n_joints, SK_LBS_PREPARED_SIZE, 4);
-    lbs8_block(job, v0, (int)n, off, bp, normals ? bn : NULL, op, normals ? on : NULL, 0, 0, rigid,
-               it, kk, wt);
+    lbs8_block(job, v0, (int)n, off, bp, normals ? bn : NULL, op, normals ? on : NULL, rigid, it,
+               kk, wt);
     scatter3_f32(&job->out_positions, v0, n, op);
     if (normals) scatter3_f32(&job->out_normals, v0, n, on);
 }
@@ -1231,14 +1258,31 @@ SK_ALWAYS_INLINE int64_t lbs8_blocks(const sk_skin_job_f32 *job, int64_t v, int6
     if (kk == 4 && v + 8 <= end)
         for (int q = 0; q < 2; ++q)
             offsets4x4(off[0] + 16 * q, in, v + 4 * q, 4, it, job->n_joints, SK_LBS_PREPARED_SIZE);
+    /* The previous block's normals are normalized and written after this block's blends:
+     * right after their own blends, the square root and division at the end of a block's
+     * dependency chains stalled the next block (10-14% of the time with normals on Zen 3). */
+    __m256 yn_prev[4];
+    unsigned copy_prev = 0;
+    int64_t v_prev = -1;
     for (int b = 0; v + 8 <= end; v += 8, b ^= 1) {
         if (kk == 4 && v + 16 <= end)
             for (int q = 0; q < 2; ++q)
                 offsets4x4(off[b ^ 1] + 16 * q, in, v + 8 + 4 * q, 4, it, job->n_joints,
                            SK_LBS_PREPARED_SIZE);
-        lbs8_block(job, v, 8, off[b], pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
-                   normals ? nout + 3 * v : NULL, stream, stream_n, rigid, it, kk, wt);
+        __m256 yn[4];
+        const unsigned copy = lbs8_front(job, v, 8, off[b], pin + 3 * v,
+                                         normals ? nin + 3 * v : NULL, pout + 3 * v, yn, stream,
+                                         rigid, it, kk, wt);
+        if (normals) {
+            if (v_prev >= 0)
+                lbs8_normals(yn_prev, copy_prev, 8, nin + 3 * v_prev, nout + 3 * v_prev, stream_n);
+            for (int h = 0; h < 4; ++h) yn_prev[h] = yn[h];
+            copy_prev = copy;
+            v_prev = v;
+        }
     }
+    if (normals && v_prev >= 0)
+        lbs8_normals(yn_prev, copy_prev, 8, nin + 3 * v_prev, nout + 3 * v_prev, stream_n);
     return v;
 }
 
