@@ -1227,10 +1227,12 @@ SK_ALWAYS_INLINE void lbs8_normals(__m256 yn[4], unsigned copy, int n, const flo
     const __m256 one = _mm256_set1_ps(1.0f);
     __m256 inv = _mm256_blendv_ps(one, _mm256_div_ps(one, _mm256_sqrt_ps(n2)),
                                   _mm256_cmp_ps(n2, _mm256_setzero_ps(), _CMP_GT_OQ));
-    for (int h = 0; h < 4; ++h) {
-        __m256i sel = _mm256_setr_epi32(h, h, h, h, 4 + h, 4 + h, 4 + h, 4 + h);
-        yn[h] = _mm256_mul_ps(yn[h], _mm256_permutevar8x32_ps(inv, sel));
-    }
+    /* pair h's factors [inv_2h x4 | inv_2h+1 x4] are lanes h and 4 + h: an in-lane permute
+     * (the lane-crossing vpermps took 5% more time with normals on Zen 3) */
+    yn[0] = _mm256_mul_ps(yn[0], _mm256_permute_ps(inv, _MM_SHUFFLE(0, 0, 0, 0)));
+    yn[1] = _mm256_mul_ps(yn[1], _mm256_permute_ps(inv, _MM_SHUFFLE(1, 1, 1, 1)));
+    yn[2] = _mm256_mul_ps(yn[2], _mm256_permute_ps(inv, _MM_SHUFFLE(2, 2, 2, 2)));
+    yn[3] = _mm256_mul_ps(yn[3], _mm256_permute_ps(inv, _MM_SHUFFLE(3, 3, 3, 3)));
     lbs8_store(nout, yn, stream_n);
     if (copy)
         for (int i = 0; i < n; ++i)
