@@ -1008,7 +1008,7 @@ void SK_ISA(sk_rigid, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t e
  * small8_f32 (the total returned is then 0). */
 SK_ALWAYS_INLINE float lbs8_blend(__m256 m[2], __m256 c[2], const sk_skin_job_f32 *job, int64_t v,
                                   const int32_t *off, sk_index_type it, int64_t kk,
-                                  sk_weight_type wt, int normals)
+                                  sk_weight_type wt, int normals, int wpacked)
 {
     if (kk == SIMD_RIGID) { /* one joint, weight 1; j < 0 or >= J: copied */
         const int64_t j = simd_index((const char *)job->rigid_indices.data +
@@ -1035,7 +1035,8 @@ SK_ALWAYS_INLINE float lbs8_blend(__m256 m[2], __m256 c[2], const sk_skin_job_f3
         int64_t j;
         const float *pj;
         if (kk == 4) {
-            w = *(const float *)(wp + k * in->weights.elem);
+            w = wpacked ? ((const float *)in->weights.data)[4 * v + k]
+                        : *(const float *)(wp + k * in->weights.elem);
             pj = job->prepared + off[k];
         } else {
             SIMD_SLOT(simd_weight_f32, in, ip, wp, k, it, wt, job->n_joints, w, j);
@@ -1068,9 +1069,9 @@ SK_ALWAYS_INLINE float lbs8_blend(__m256 m[2], __m256 c[2], const sk_skin_job_f3
 
 /* small4_f32 for 8 vertices: contiguous (V, 4) rows are transposed (within 128-bit lanes) and
  * summed in one register, the same operations in the same order. */
-SK_ALWAYS_INLINE unsigned small8_f32(const sk_influences *in, int64_t v0, int n)
+SK_ALWAYS_INLINE unsigned small8_f32(const sk_influences *in, int64_t v0, int n, int wpacked)
 {
-    if (n < 8 || in->weights.row != 16 || in->weights.elem != 4)
+    if (n < 8 || !(wpacked || (in->weights.row == 16 && in->weights.elem == 4)))
         return small4_f32(in, v0, n, 8);
     const float *w = (const float *)((const char *)in->weights.data + v0 * 16);
     /* r[q] = [vertex 2q's 4 weights | vertex 2q + 1's] */
@@ -1165,10 +1166,10 @@ SK_ALWAYS_INLINE void lbs8_store(float *out, const __m256 y[4], int stream)
 SK_ALWAYS_INLINE unsigned lbs8_front(const sk_skin_job_f32 *job, int64_t v0, int n,
                                      const int32_t *off, const float *pin, const float *nin,
                                      float *pout, __m256 yn[4], int stream_p, int rigid,
-                                     sk_index_type it, int64_t kk, sk_weight_type wt)
+                                     sk_index_type it, int64_t kk, sk_weight_type wt, int wpacked)
 {
     const int normals = nin != NULL, cof = normals && !rigid;
-    unsigned copy = kk == 4 ? small8_f32(&job->influences, v0, n) : 0;
+    unsigned copy = kk == 4 ? small8_f32(&job->influences, v0, n, wpacked) : 0;
     __m256 yp[4];
     /* a pair of vertices at a time: their blends, then their products and sums */
 #pragma GCC unroll 4
@@ -1180,7 +1181,7 @@ SK_ALWAYS_INLINE unsigned lbs8_front(const sk_skin_job_f32 *job, int64_t v0, int
             __m256 m[2], c[2];
             float total = 0;
             if (i < n) /* writes all four (zeros where unused) */
-                total = lbs8_blend(m, c, job, v0 + i, off + 4 * i, it, kk, wt, cof);
+                total = lbs8_blend(m, c, job, v0 + i, off + 4 * i, it, kk, wt, cof, wpacked);
             else
                 m[0] = m[1] = c[0] = c[1] = _mm256_setzero_ps();
             if (kk != 4 && !(total > 1e-6f)) copy |= 1u << i;
@@ -1245,7 +1246,7 @@ SK_ALWAYS_INLINE void lbs8_block(const sk_skin_job_f32 *job, int64_t v0, int n, 
                                  int rigid, sk_index_type it, int64_t kk, sk_weight_type wt)
 {
     __m256 yn[4];
-    const unsigned copy = lbs8_front(job, v0, n, off, pin, nin, pout, yn, 0, rigid, it, kk, wt);
+    const unsigned copy = lbs8_front(job, v0, n, off, pin, nin, pout, yn, 0, rigid, it, kk, wt, 0);
     if (nin) lbs8_normals(yn, copy, n, nin, nout, 0);
 }
 
@@ -1270,7 +1271,7 @@ SK_ALWAYS_INLINE void lbs8_part(const sk_skin_job_f32 *job, int64_t v0, int64_t 
 SK_ALWAYS_INLINE int64_t lbs8_blocks(const sk_skin_job_f32 *job, int64_t v, int64_t end,
                                      const float *pin, const float *nin, float *pout, float *nout,
                                      int stream, int stream_n, int rigid, const int normals,
-                                     sk_index_type it, int64_t kk, sk_weight_type wt)
+                                     sk_index_type it, int64_t kk, sk_weight_type wt, int wpacked)
 {
     int32_t off[2][32];
     const sk_influences *in = &job->influences;
@@ -1291,7 +1292,7 @@ SK_ALWAYS_INLINE int64_t lbs8_blocks(const sk_skin_job_f32 *job, int64_t v, int6
         __m256 yn[4];
         const unsigned copy = lbs8_front(job, v, 8, off[b], pin + 3 * v,
                                          normals ? nin + 3 * v : NULL, pout + 3 * v, yn, stream,
-                                         rigid, it, kk, wt);
+                                         rigid, it, kk, wt, wpacked);
         if (normals) {
             if (v_prev >= 0)
                 lbs8_normals(yn_prev, copy_prev, 8, nin + 3 * v_prev, nout + 3 * v_prev, stream_n);
@@ -1305,6 +1306,25 @@ SK_ALWAYS_INLINE int64_t lbs8_blocks(const sk_skin_job_f32 *job, int64_t v, int6
     return v;
 }
 
+/* lbs8_blocks compiled once for each case: a rigid palette (with normals), normals, positions
+ * only. */
+SK_ALWAYS_INLINE int64_t lbs8_loops(const sk_skin_job_f32 *job, int64_t v, int64_t end,
+                                    int stream, int stream_n, int rigid, int normals,
+                                    sk_index_type it, int64_t kk, sk_weight_type wt, int wpacked)
+{
+    const float *pin = (const float *)job->positions.data;
+    const float *nin = (const float *)job->normals.data;
+    float *pout = (float *)job->out_positions.data;
+    float *nout = (float *)job->out_normals.data;
+    if (rigid)
+        return lbs8_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 1, 1, it, kk, wt,
+                           wpacked);
+    if (normals)
+        return lbs8_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 0, 1, it, kk, wt,
+                           wpacked);
+    return lbs8_blocks(job, v, end, pin, NULL, pout, NULL, stream, 0, 0, 0, it, kk, wt, wpacked);
+}
+
 SK_ALWAYS_INLINE void lbs8_range(const sk_skin_job_f32 *job, int64_t begin, int64_t end,
                                  sk_index_type it, int64_t kk, sk_weight_type wt)
 {
@@ -1312,10 +1332,8 @@ SK_ALWAYS_INLINE void lbs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
     const int rigid = normals && SK_COF_IS_MATRIX(job, sk_lbs_cof_is_matrix_f32);
     int64_t v = begin;
     if (packed_job(&job->positions, &job->out_positions, &job->normals, &job->out_normals, 4)) {
-        const float *pin = (const float *)job->positions.data;
-        const float *nin = (const float *)job->normals.data;
-        float *pout = (float *)job->out_positions.data;
-        float *nout = (float *)job->out_normals.data;
+        const float *pout = (const float *)job->out_positions.data;
+        const float *nout = (const float *)job->out_normals.data;
         int stream = job->stream;
         /* a partial head until the positions are 32-byte aligned */
         const int64_t head = stream_head(&stream, pout + 3 * v, 3 * sizeof(float), 8, 32, end - v);
@@ -1324,15 +1342,14 @@ SK_ALWAYS_INLINE void lbs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
             v += head;
         }
         const int stream_n = stream && normals && ((uintptr_t)(nout + 3 * v) & 31) == 0;
-        /* the loop compiled once for each case (see lbs4d_range) */
-        if (rigid) /* (with normals) */
-            v = lbs8_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 1, 1, it, kk,
-                            wt);
-        else if (normals)
-            v = lbs8_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 0, 1, it, kk,
-                            wt);
+        /* the loop compiled once for each case (see lbs4d_range), and with K = 4 once more for
+         * contiguous (V, 4) weights, read at offsets known to the compiler: 7.5% less time
+         * with normals at 100k and 1M on Zen 3 than with the weights' strides read from the job
+         * (fewer integer registers live, no multiply per vertex) */
+        if (kk == 4 && job->influences.weights.row == 16 && job->influences.weights.elem == 4)
+            v = lbs8_loops(job, v, end, stream, stream_n, rigid, normals, it, kk, wt, 1);
         else
-            v = lbs8_blocks(job, v, end, pin, NULL, pout, NULL, stream, 0, 0, 0, it, kk, wt);
+            v = lbs8_loops(job, v, end, stream, stream_n, rigid, normals, it, kk, wt, 0);
         if (stream) _mm_sfence(); /* non-temporal stores visible before the threads join */
     }
     for (; v < end; v += 8) lbs8_part(job, v, end - v < 8 ? end - v : 8, rigid, it, kk, wt);
