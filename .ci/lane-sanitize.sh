@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # budget: 1500
-# (624-693 s in clean runs on a 2-core Zen 5 VM; 1190 s on a slower 2-core Zen 3 VM, builds 810 s
-# of it, the whole CI 2355 s: the run's 45-minute cap in .ci/run still holds it)
+# (624-693 s in clean runs on a 2-core Zen 5 VM; 1190 s on a slower 2-core Zen 3 VM when it built
+# the core twice, 810 s of it compiling; the run's 45-minute cap in .ci/run holds it all)
 #
-# Sanitizer lane: AddressSanitizer + UndefinedBehaviorSanitizer builds (asserts live, -O1) of
-#   1. the C core and its ctest test (tests/c), and
-#   2. the extension module, installed into a private venv, running skinkit's own fast Python
-#      tests with PYTHONMALLOC=malloc (so pymalloc does not hide heap overflows) and the ASan
-#      runtime preloaded (CPython itself is not instrumented).
+# Sanitizer lane: one AddressSanitizer + UndefinedBehaviorSanitizer build (asserts live, -O1) of
+#   1. the extension module, installed into a private venv, and beside it in the same build tree
+#      the C core's ctest test (tests/c: CMakeLists.txt adds it to sanitizer builds);
+#   2. the C test under ctest, with leak checking;
+#   3. skinkit's own fast Python tests with PYTHONMALLOC=malloc (so pymalloc does not hide heap
+#      overflows) and the ASan runtime preloaded (CPython itself is not instrumented).
 # Any sanitizer report aborts the run and fails the lane.
 #
 # Environment: PYTHON (default python3; needs numpy, pytest, hypothesis and scikit-build-core,
@@ -26,12 +27,6 @@ if [ ! -e "$asan_rt" ]; then
     exit 1
 fi
 
-# --- 1. the C core under ctest -----------------------------------------------------------------
-cmake -S . -B "$root/c" -G Ninja -DSKINKIT_BUILD_PYTHON=OFF -DSKINKIT_SANITIZE=ON \
-    -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-O1 >"$root/cmake-c.log"
-cmake --build "$root/c" >"$root/build-c.log"
-ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    ctest --test-dir "$root/c" --output-on-failure
 # Release builds compile the core's asserts out: CMake's Release flags carry -DNDEBUG.
 cmake -S . -B "$root/release-flags" -G Ninja -DSKINKIT_BUILD_PYTHON=OFF -DCMAKE_BUILD_TYPE=Release \
     >"$root/cmake-release.log"
@@ -39,9 +34,8 @@ if ! grep -q -- "-DNDEBUG" "$root/release-flags/build.ninja"; then
     echo "lane-sanitize: Release builds do not define NDEBUG"
     exit 1
 fi
-t_c=$((SECONDS - start))
 
-# --- 2. the extension in a private venv --------------------------------------------------------
+# --- 1. the extension in a private venv --------------------------------------------------------
 PYTHON=${PYTHON:-python3}
 venv="$root/venv"
 if [ ! -x "$venv/bin/python" ]; then
@@ -65,6 +59,13 @@ fi
     exit 1
 }
 t_build=$((SECONDS - start))
+
+# --- 2. the C core's test under ctest, from the same instrumented build of the core ----------------
+cmake --build "$root/py" --target test_core >"$root/build-c.log"
+ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    ctest --test-dir "$root/py" --output-on-failure --no-tests=error
+t_c=$((SECONDS - t_build))
+t_build2=$SECONDS
 
 export PYTHONMALLOC=malloc
 # libstdc++ is preloaded with the ASan runtime: loaded later (by a C++ extension such as
@@ -100,5 +101,5 @@ done
 pytest_args+=(${SKINKIT_SANITIZE_PYTEST_ARGS:-})
 rc=0
 "$venv/bin/python" -m pytest "${pytest_args[@]}" || rc=$?
-echo "lane-sanitize: C tests $t_c s, build $((t_build - t_c)) s, Python tests $((SECONDS - t_build)) s, wall $((SECONDS - start)) s (pytest exit $rc)"
+echo "lane-sanitize: build $t_build s, C test $t_c s, Python tests $((SECONDS - t_build2)) s, wall $((SECONDS - start)) s (pytest exit $rc)"
 exit "$rc"
