@@ -1095,7 +1095,7 @@ SK_ALWAYS_INLINE unsigned small8_f32(const sk_influences *in, int64_t v0, int n,
 
 /* Vertex i of a block at p (three floats) in both lanes of a register, read as the 16 bytes
  * [x y z x'] (i == 0) or [z' x y z] (i > 0) so that no read leaves the block: one load where
- * three broadcasts took three (3% less time with normals on Zen 3). */
+ * three broadcasts took three (9-11% less time with normals on Zen 3, 5% positions only). */
 SK_ALWAYS_INLINE __m256 lbs8_load(const float *p, int i)
 {
     return _mm256_broadcast_ps((const __m128 *)(i ? p - 1 : p));
@@ -1280,7 +1280,7 @@ SK_ALWAYS_INLINE int64_t lbs8_blocks(const sk_skin_job_f32 *job, int64_t v, int6
             offsets4x4(off[0] + 16 * q, in, v + 4 * q, 4, it, job->n_joints, SK_LBS_PREPARED_SIZE);
     /* The previous block's normals are normalized and written after this block's blends:
      * right after their own blends, the square root and division at the end of a block's
-     * dependency chains stalled the next block (10-14% of the time with normals on Zen 3). */
+     * dependency chains stalled the next block (7-9% of the time with normals on Zen 3). */
     __m256 yn_prev[4];
     unsigned copy_prev = 0;
     int64_t v_prev = -1;
@@ -1343,9 +1343,9 @@ SK_ALWAYS_INLINE void lbs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
         }
         const int stream_n = stream && normals && ((uintptr_t)(nout + 3 * v) & 31) == 0;
         /* the loop compiled once for each case (see lbs4d_range), and with K = 4 once more for
-         * contiguous (V, 4) weights, read at offsets known to the compiler: 7.5% less time
-         * with normals at 100k and 1M on Zen 3 than with the weights' strides read from the job
-         * (fewer integer registers live, no multiply per vertex) */
+         * contiguous (V, 4) weights, read at offsets known to the compiler: 4% less time with
+         * normals and 9% positions only at 100k and 1M on Zen 3 than with the weights' strides
+         * read from the job (fewer integer registers live, no multiply per vertex) */
         if (kk == 4 && job->influences.weights.row == 16 && job->influences.weights.elem == 4)
             v = lbs8_loops(job, v, end, stream, stream_n, rigid, normals, it, kk, wt, 1);
         else
