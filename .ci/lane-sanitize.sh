@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # budget: 1500
-# (624-693 s in clean runs on a 2-core Zen 5 VM; 1190 s on a slower 2-core Zen 3 VM when it built
-# the core twice, 810 s of it compiling; the run's 45-minute cap in .ci/run holds it all)
+# (624-693 s in clean runs on a 2-core Zen 5 VM; on a slower 2-core Zen 3 VM 818 s, 396 s of it
+# compiling, and 1190 s when the lane still built the core twice; .ci/run's 45-minute cap holds)
 #
 # Sanitizer lane: one AddressSanitizer + UndefinedBehaviorSanitizer build (asserts live, -O1) of
 #   1. the extension module, installed into a private venv, and beside it in the same build tree
