@@ -64,8 +64,7 @@ t_build=$((SECONDS - start))
 cmake --build "$root/py" --target test_core >"$root/build-c.log"
 ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     ctest --test-dir "$root/py" --output-on-failure --no-tests=error
-t_c=$((SECONDS - t_build))
-t_build2=$SECONDS
+t_c=$((SECONDS - start - t_build))
 
 export PYTHONMALLOC=malloc
 # libstdc++ is preloaded with the ASan runtime: loaded later (by a C++ extension such as
@@ -101,5 +100,5 @@ done
 pytest_args+=(${SKINKIT_SANITIZE_PYTEST_ARGS:-})
 rc=0
 "$venv/bin/python" -m pytest "${pytest_args[@]}" || rc=$?
-echo "lane-sanitize: build $t_build s, C test $t_c s, Python tests $((SECONDS - t_build2)) s, wall $((SECONDS - start)) s (pytest exit $rc)"
+echo "lane-sanitize: build $t_build s, C test $t_c s, Python tests $((SECONDS - start - t_build - t_c)) s, wall $((SECONDS - start)) s (pytest exit $rc)"
 exit "$rc"
