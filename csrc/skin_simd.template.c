@@ -271,6 +271,13 @@ SK_ALWAYS_INLINE int packed_job(const sk_stream *p, const sk_stream *op, const s
            sk_simd_packed3(on, size);
 }
 
+/* Contiguous (V, 4) weights of `size`-byte floats: the block loops read them at offsets the
+ * compiler knows (K = 4 only). */
+SK_ALWAYS_INLINE int weights_packed4(const sk_influences *in, ptrdiff_t size)
+{
+    return in->weights.row == 4 * size && in->weights.elem == size;
+}
+
 SK_ALWAYS_INLINE ptrdiff_t index_size(sk_index_type t)
 {
     return t == SK_INDEX_U8 ? 1 : t == SK_INDEX_U16 ? 2 : t == SK_INDEX_I64 ? 8 : 4;
@@ -665,7 +672,7 @@ SK_ALWAYS_INLINE unsigned small16(const __m512 w[4])
 /* small4_f32 for a whole block of contiguous (V, 4) float weights. */
 SK_ALWAYS_INLINE unsigned lbs16_small4(const sk_influences *in, int64_t v0, int n)
 {
-    if (n < 16 || in->weights.row != 16 || in->weights.elem != 4)
+    if (n < 16 || !weights_packed4(in, 4))
         return small4_f32(in, v0, n, 16);
     const float *wp = (const float *)((const char *)in->weights.data + v0 * 16);
     __m512 w[4];
@@ -745,7 +752,7 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
      * the blends' loads and multiply-adds overlap the products' shuffles. */
     const sk_influences *in = &job->influences;
     const int by_group = rows_known || (kk == 4 && (!normals || rigid) && n == 16 &&
-                                        in->weights.row == 16 && in->weights.elem == 4);
+                                        weights_packed4(in, 4));
     /* K = 4 and 8: the joints from the caller (computed a block ahead: read right after their
      * vector stores, store forwarding fails; 10-15% of a block with K = 4, 15-19% with K = 8),
      * else here */
@@ -958,8 +965,7 @@ SK_ALWAYS_INLINE void lbs16_range(const sk_skin_job_f32 *job, int64_t begin, int
     /* K = 4 and 8: the next block's joints computed before this block (as lbs4d_blocks); rows:
      * the block blends by groups (K = 4 contiguous float weights, lbs16_blend_rows) */
     const sk_influences *in = &job->influences;
-    const int rows = kk == 4 && (!normals || rigid) && in->weights.row == 16 &&
-                     in->weights.elem == 4;
+    const int rows = kk == 4 && (!normals || rigid) && weights_packed4(in, 4);
     const int ahead = kk == 4 || kk == 8;
     lbs16_joints jt[2];
     if (ahead && v + 16 <= end) lbs16_joints_of(&jt[0], job, v, 16, it, (int)kk);
@@ -1071,7 +1077,7 @@ SK_ALWAYS_INLINE float lbs8_blend(__m256 m[2], __m256 c[2], const sk_skin_job_f3
  * summed in one register, the same operations in the same order. */
 SK_ALWAYS_INLINE unsigned small8_f32(const sk_influences *in, int64_t v0, int n, int wpacked)
 {
-    if (n < 8 || !(wpacked || (in->weights.row == 16 && in->weights.elem == 4)))
+    if (n < 8 || !(wpacked || weights_packed4(in, 4)))
         return small4_f32(in, v0, n, 8);
     const float *w = (const float *)((const char *)in->weights.data + v0 * 16);
     /* r[q] = [vertex 2q's 4 weights | vertex 2q + 1's] */
@@ -1346,7 +1352,7 @@ SK_ALWAYS_INLINE void lbs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
          * contiguous (V, 4) weights, read at offsets known to the compiler: 4% less time with
          * normals and 9% positions only at 100k and 1M on Zen 3 than with the weights' strides
          * read from the job (fewer integer registers live, no multiply per vertex) */
-        if (kk == 4 && job->influences.weights.row == 16 && job->influences.weights.elem == 4)
+        if (kk == 4 && weights_packed4(&job->influences, 4))
             v = lbs8_loops(job, v, end, stream, stream_n, rigid, normals, it, kk, wt, 1);
         else
             v = lbs8_loops(job, v, end, stream, stream_n, rigid, normals, it, kk, wt, 0);
@@ -1455,7 +1461,7 @@ SK_ALWAYS_INLINE double lbs4d_blend(__m256d m[4], __m256d c[3], const sk_skin_jo
 SK_ALWAYS_INLINE unsigned small4_f64(const sk_influences *in, int64_t v0, int n)
 {
     const char *wp = (const char *)in->weights.data + v0 * in->weights.row;
-    if (n < 4 || in->weights.row != 32 || in->weights.elem != 8) {
+    if (n < 4 || !weights_packed4(in, 8)) {
         unsigned small = 0;
         for (int i = 0; i < 4; ++i) {
             if (i >= n) {
@@ -2305,8 +2311,7 @@ SK_ALWAYS_INLINE void dqs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
         float *pout = (float *)job->out_positions.data;
         float *nout = (float *)job->out_normals.data;
 #ifdef __AVX512F__
-        if (kk == 4 && sign && job->influences.weights.row == 16 &&
-            job->influences.weights.elem == 4) {
+        if (kk == 4 && sign && weights_packed4(&job->influences, 4)) {
             dqs16_signs sb;
             dqs16_quats qt;
             dqs16_sign_bits(&sb, sign, job->n_joints);
