@@ -1,5 +1,6 @@
 """Figures: each one renders to a PNG with what it promises (panels, titles, labels, legend,
 colour bar), without pyplot's global state, and without clipping at the figure's edge."""
+import os
 import sys
 
 import numpy as np
@@ -125,7 +126,7 @@ def test_volume_chart_labels_the_sweeps_kind():
 def _cesium_man():
     from skinkit.io import gltf
 
-    return gltf.load("tests/data/gltf/CesiumMan.glb")[0][0]
+    return gltf.load(os.path.join(os.path.dirname(__file__), "data", "gltf", "CesiumMan.glb"))[0][0]
 
 
 def _artists(ax):
