@@ -1073,30 +1073,51 @@ SK_ALWAYS_INLINE float lbs8_blend(__m256 m[2], __m256 c[2], const sk_skin_job_f3
     return total;
 }
 
-/* small4_f32 for 8 vertices: contiguous (V, 4) rows are transposed (within 128-bit lanes) and
- * summed in one register, the same operations in the same order. */
-SK_ALWAYS_INLINE unsigned small8_f32(const sk_influences *in, int64_t v0, int n, int wpacked)
+/* 8 vertex-major rows of 4 (r[q] = [vertex 2q's row | vertex 2q + 1's]) -> w[k] = slot k of
+ * vertices 0 2 4 6 | 1 3 5 7: a transpose within 128-bit lanes. */
+SK_ALWAYS_INLINE void slots8(__m256 w[4], const __m256 r[4])
 {
-    if (n < 8 || !(wpacked || weights_packed4(in, 4)))
-        return small4_f32(in, v0, n, 8);
-    const float *w = (const float *)((const char *)in->weights.data + v0 * 16);
-    /* r[q] = [vertex 2q's 4 weights | vertex 2q + 1's] */
-    const __m256 r0 = _mm256_loadu_ps(w), r1 = _mm256_loadu_ps(w + 8),
-                 r2 = _mm256_loadu_ps(w + 16), r3 = _mm256_loadu_ps(w + 24);
-    const __m256 a = _mm256_unpacklo_ps(r0, r1), b = _mm256_unpackhi_ps(r0, r1);
-    const __m256 c = _mm256_unpacklo_ps(r2, r3), d = _mm256_unpackhi_ps(r2, r3);
-    /* slot k of vertices 0 2 4 6 | 1 3 5 7 */
-    const __m256 w0 = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(1, 0, 1, 0));
-    const __m256 w1 = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(3, 2, 3, 2));
-    const __m256 w2 = _mm256_shuffle_ps(b, d, _MM_SHUFFLE(1, 0, 1, 0));
-    const __m256 w3 = _mm256_shuffle_ps(b, d, _MM_SHUFFLE(3, 2, 3, 2));
-    const __m256 t = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(w0, w1), w2), w3);
+    const __m256 a = _mm256_unpacklo_ps(r[0], r[1]), b = _mm256_unpackhi_ps(r[0], r[1]);
+    const __m256 c = _mm256_unpacklo_ps(r[2], r[3]), d = _mm256_unpackhi_ps(r[2], r[3]);
+    w[0] = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(1, 0, 1, 0));
+    w[1] = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(3, 2, 3, 2));
+    w[2] = _mm256_shuffle_ps(b, d, _MM_SHUFFLE(1, 0, 1, 0));
+    w[3] = _mm256_shuffle_ps(b, d, _MM_SHUFFLE(3, 2, 3, 2));
+}
+
+/* The lane of vertex i (< 8) in slots8's layout. */
+#define SLOTS8_LANE(i) ((i) & 1 ? 4 + (i) / 2 : (i) / 2)
+
+/* small4_f32 of slots8's weights: the sums ((w0 + w1) + w2) + w3, the same operations in the
+ * same order; returns vertex bits. */
+SK_ALWAYS_INLINE unsigned slots8_small(const __m256 w[4])
+{
+    const __m256 t = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(w[0], w[1]), w[2]), w[3]);
     const unsigned lanes =
         ~(unsigned)_mm256_movemask_ps(_mm256_cmp_ps(t, _mm256_set1_ps(1e-6f), _CMP_GT_OQ)) & 0xffu;
     unsigned small = 0;
     for (int l = 0; lanes && l < 8; ++l) /* rare: only where some lane is set */
         if (lanes >> l & 1) small |= 1u << (l < 4 ? 2 * l : 2 * (l - 4) + 1);
     return small;
+}
+
+/* Contiguous (V, 4) float weights at w, transposed by slots8. */
+SK_ALWAYS_INLINE void slots8_load(__m256 s[4], const float *w)
+{
+    const __m256 r[4] = {_mm256_loadu_ps(w), _mm256_loadu_ps(w + 8), _mm256_loadu_ps(w + 16),
+                         _mm256_loadu_ps(w + 24)};
+    slots8(s, r);
+}
+
+/* small4_f32 for 8 vertices: contiguous (V, 4) rows are transposed (within 128-bit lanes) and
+ * summed in one register, the same operations in the same order. */
+SK_ALWAYS_INLINE unsigned small8_f32(const sk_influences *in, int64_t v0, int n, int wpacked)
+{
+    if (n < 8 || !(wpacked || weights_packed4(in, 4)))
+        return small4_f32(in, v0, n, 8);
+    __m256 w[4];
+    slots8_load(w, (const float *)((const char *)in->weights.data + v0 * 16));
+    return slots8_small(w);
 }
 
 /* Vertex i of a block at p (three floats) in both lanes of a register, read as the 16 bytes
@@ -1899,10 +1920,11 @@ SK_ALWAYS_INLINE void store8_xyz(float *p, __m256 x, __m256 y, __m256 z)
     _mm_storeu_ps(p + 20, _mm256_extractf128_ps(r25, 1));
 }
 
-/* The rotation matrices (row-major r[3 i + j]) of 8 unit quaternions (x, y, z, s). */
-SK_ALWAYS_INLINE void quat8_matrix(__m256 r[9], __m256 x, __m256 y, __m256 z, __m256 s)
+/* The rotation matrices (row-major r[3 i + j]) of 8 quaternions (x, y, z, s): `two` is 2 for
+ * unit quaternions, 2 / |q|^2 for others. */
+SK_ALWAYS_INLINE void quat8_matrix(__m256 r[9], __m256 x, __m256 y, __m256 z, __m256 s, __m256 two)
 {
-    const __m256 one = _mm256_set1_ps(1.0f), two = _mm256_set1_ps(2.0f);
+    const __m256 one = _mm256_set1_ps(1.0f);
     const __m256 xx = _mm256_mul_ps(x, x), yy = _mm256_mul_ps(y, y), zz = _mm256_mul_ps(z, z);
     const __m256 xy = _mm256_mul_ps(x, y), xz = _mm256_mul_ps(x, z), yz = _mm256_mul_ps(y, z);
     const __m256 xs = _mm256_mul_ps(x, s), ys = _mm256_mul_ps(y, s), zs = _mm256_mul_ps(z, s);
@@ -1975,6 +1997,19 @@ SK_ALWAYS_INLINE unsigned dqs8_blends(__m256 q[8], const sk_skin_job_f32 *job, i
     return copy;
 }
 
+/* The joints' dual quaternions (the first 8 floats of sk_dqs_prepare's 21 per joint) copied to
+ * a table of 32-byte rows: a vertex's blend then loads whole aligned rows (at a stride of 21
+ * floats half the rows cross a cache line). */
+typedef struct {
+    __attribute__((aligned(32))) float q[SK_DQS_SIGN_MAX_J][8];
+} dqs_quats;
+
+SK_ALWAYS_INLINE void dqs_quats_make(dqs_quats *t, const float *prepared, int64_t n_joints)
+{
+    for (int64_t j = 0; j < n_joints; ++j)
+        _mm256_store_ps(t->q[j], _mm256_loadu_ps(prepared + SK_DQS_PREPARED_SIZE * j));
+}
+
 #ifdef __AVX512F__
 /* K = 4 contiguous float weights on AVX-512: the weight sums, pivots, hemisphere signs and
  * signed weights of 16 vertices at once in registers (dqs16_stage), so that each vertex's
@@ -2009,26 +2044,14 @@ SK_ALWAYS_INLINE void dqs16_sign_bits(dqs16_signs *sb, const float *sign, int64_
 typedef struct {
     __m512 ws[4];          /* slot k's signed weight of vertex i in lane 4 (i % 4) + i / 4 */
     int32_t off[64];       /* the joints, vertex-major (offsets_k) */
-    const float *row[64];  /* their dual quaternions, in the range's dqs16_quats */
+    const float *row[64];  /* their dual quaternions, in the range's dqs_quats */
     unsigned copy;         /* vertices whose weights sum to <= 1e-6 (or NaN) */
 } dqs16_stage;
 
-/* The joints' dual quaternions (the first 8 floats of sk_dqs_prepare's 21 per joint) copied to
- * a table of 32-byte rows: a vertex's blend then loads whole aligned rows (at a stride of 21
- * floats half the rows cross a cache line), through pointers (no index register). */
-typedef struct {
-    __attribute__((aligned(32))) float q[SK_DQS_SIGN_MAX_J][8];
-} dqs16_quats;
-
-SK_ALWAYS_INLINE void dqs16_quats_make(dqs16_quats *t, const float *prepared, int64_t n_joints)
-{
-    for (int64_t j = 0; j < n_joints; ++j)
-        _mm256_store_ps(t->q[j], _mm256_loadu_ps(prepared + SK_DQS_PREPARED_SIZE * j));
-}
 
 SK_ALWAYS_INLINE void dqs16_stage_make(dqs16_stage *st, const sk_skin_job_f32 *job, int64_t v0,
                                        sk_index_type it, const dqs16_signs *sb,
-                                       const dqs16_quats *qt)
+                                       const dqs_quats *qt)
 {
     offsets_k(st->off, &job->influences, v0, 16, it, job->n_joints, 1, 4);
     const __m512i base = _mm512_set1_epi64((int64_t)(uintptr_t)qt->q[0]);
@@ -2091,6 +2114,76 @@ SK_ALWAYS_INLINE unsigned dqs16_blends(__m256 q[8], const dqs16_stage *st, int h
 }
 #endif
 
+#ifndef __AVX512F__
+/* K = 4 contiguous float weights with a sign table on AVX2: dqs16_stage's work for 8 vertices
+ * (the weight sums, pivots, hemisphere signs and signed weights in registers, slots8's layout),
+ * so that each vertex's blend is four multiply-adds of a broadcast weight instead of
+ * dqs8_blend's scalar pivot and sign lookups.  The same decisions and products as dqs8_blend;
+ * each sign is gathered from the table and multiplies its weight as there. */
+typedef struct {
+    __attribute__((aligned(32))) float ws[4][8]; /* slot k's signed weight, lane SLOTS8_LANE(i) */
+    __attribute__((aligned(32))) int32_t off[32]; /* the joints' rows in the range's dqs_quats
+                                                   * (8 floats a joint), by vertex */
+    unsigned copy;   /* vertices whose weights sum to <= 1e-6 (or NaN) */
+} dqs8_stage;
+
+SK_ALWAYS_INLINE void dqs8_stage_make(dqs8_stage *st, const sk_skin_job_f32 *job, int64_t v0,
+                                      sk_index_type it, const float *sign)
+{
+    const sk_influences *in = &job->influences;
+    __m256 w[4], jf[4], r[4];
+    if (offsets4x4_vector(in, 4, it)) { /* offsets_k's vectors, kept in registers */
+        const char *ip = (const char *)in->indices.data + v0 * in->indices.row;
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; ++q) {
+            const __m256i o = offsets8(ip, q, it, job->n_joints, 8);
+            _mm256_store_si256((__m256i *)(st->off + 8 * q), o);
+            r[q] = _mm256_castsi256_ps(o);
+        }
+    } else {
+        offsets_k(st->off, in, v0, 8, it, job->n_joints, 8, 4);
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; ++q) r[q] = _mm256_load_ps((const float *)(st->off + 8 * q));
+    }
+    slots8(jf, r);
+    slots8_load(w, (const float *)in->weights.data + 4 * v0);
+    st->copy = slots8_small(w);
+    __m256i j[4];
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) j[k] = _mm256_srli_epi32(_mm256_castps_si256(jf[k]), 3);
+    /* the pivot: the smallest joint among the slots holding the largest weight; slot 0's
+     * joint where none compares equal (NaN weights: such a vertex is copied) */
+    const __m256 top = _mm256_max_ps(_mm256_max_ps(w[0], w[1]), _mm256_max_ps(w[2], w[3]));
+    const __m256i none = _mm256_set1_epi32(INT32_MAX);
+    __m256i pivot = none;
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k)
+        pivot = _mm256_min_epi32(pivot, _mm256_blendv_epi8(none, j[k], _mm256_castps_si256(
+                                                               _mm256_cmp_ps(w[k], top, _CMP_EQ_OQ))));
+    pivot = _mm256_blendv_epi8(pivot, j[0], _mm256_cmpeq_epi32(pivot, none));
+    /* sign[pivot][joint] (every index < J x J: the joints are offsets_k's) */
+    const __m256i row = _mm256_mullo_epi32(pivot, _mm256_set1_epi32((int32_t)job->n_joints));
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k)
+        _mm256_store_ps(st->ws[k], _mm256_mul_ps(w[k], _mm256_i32gather_ps(
+                                                           sign, _mm256_add_epi32(row, j[k]), 4)));
+}
+
+/* A stage's 8 blends, as dqs8_blend's multiply-adds; returns their copy bits. */
+SK_ALWAYS_INLINE unsigned dqs8_stage_blends(__m256 q[8], const dqs8_stage *st, const dqs_quats *qt)
+{
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+        __m256 acc = _mm256_setzero_ps();
+        for (int k = 0; k < 4; ++k)
+            acc = _mm256_fmadd_ps(_mm256_broadcast_ss(&st->ws[k][SLOTS8_LANE(i)]),
+                                  _mm256_load_ps(qt->q[0] + st->off[4 * i + k]), acc);
+        q[i] = acc;
+    }
+    return st->copy;
+}
+#endif
+
 /* The rest of a block from its blends (q is overwritten): inputs pin / nin and outputs pout /
  * nout hold 24 floats each (nin, nout NULL without normals). */
 SK_ALWAYS_INLINE void dqs8_finish(__m256 q[8], unsigned copy, const float *pin, const float *nin,
@@ -2098,24 +2191,34 @@ SK_ALWAYS_INLINE void dqs8_finish(__m256 q[8], unsigned copy, const float *pin, 
 {
     const int normals = nin != NULL;
     transpose8_ps(q);
-    const __m256 zero = _mm256_setzero_ps(), two = V8(2.0f);
-    /* divide by the real part's norm (the scalar kernel's expressions, lane-wise) */
+    const __m256 zero = _mm256_setzero_ps();
     __m256 n2 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(q[0], q[0]), _mm256_mul_ps(q[1], q[1])),
                                             _mm256_mul_ps(q[2], q[2])), _mm256_mul_ps(q[3], q[3]));
     __m256 ok = _mm256_cmp_ps(n2, zero, _CMP_GT_OQ);
-    __m256 inv = inv_sqrt8(n2, ok);
     __m256 keep = _mm256_or_ps(_mm256_andnot_ps(ok, _mm256_castsi256_ps(_mm256_set1_epi32(-1))),
                                _mm256_castsi256_ps(_mm256_cmpgt_epi32(
                                    _mm256_and_si256(_mm256_set1_epi32((int)copy),
                                                     _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128)),
                                    _mm256_setzero_si256())));
+#ifdef __AVX512F__
+    /* divide by the real part's norm (the scalar kernel's expressions, lane-wise; dqs16_finish's
+     * operations) */
+    const __m256 inv = inv_sqrt8(n2, ok), two = V8(2.0f);
     const __m256 x = _mm256_mul_ps(q[0], inv), y = _mm256_mul_ps(q[1], inv);
     const __m256 z = _mm256_mul_ps(q[2], inv), s = _mm256_mul_ps(q[3], inv);
     const __m256 dx = _mm256_mul_ps(q[4], inv), dy = _mm256_mul_ps(q[5], inv);
     const __m256 dz = _mm256_mul_ps(q[6], inv), dw = _mm256_mul_ps(q[7], inv);
+#else
+    /* AVX2 (no 14-bit estimate): R and t are quadratic in the blended (q, d), so their
+     * products of the parts as blended are scaled by 2 / |q|^2, one division and no square
+     * root on the block's longest chain (the scalar kernel normalizes q and d first) */
+    const __m256 two = _mm256_div_ps(V8(2.0f), n2);
+    const __m256 x = q[0], y = q[1], z = q[2], s = q[3];
+    const __m256 dx = q[4], dy = q[5], dz = q[6], dw = q[7];
+#endif
     /* rotation of the unit real part, and t = 2 (s d - dw r + r x d) */
     __m256 rm[9];
-    quat8_matrix(rm, x, y, z, s);
+    quat8_matrix(rm, x, y, z, s, two);
     const __m256 t0 = _mm256_mul_ps(two, _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(s, dx), _mm256_mul_ps(dw, x)),
                                                        _mm256_sub_ps(_mm256_mul_ps(y, dz), _mm256_mul_ps(z, dy))));
     const __m256 t1 = _mm256_mul_ps(two, _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(s, dy), _mm256_mul_ps(dw, y)),
@@ -2125,6 +2228,11 @@ SK_ALWAYS_INLINE void dqs8_finish(__m256 q[8], unsigned copy, const float *pin, 
     __m256 px, py, pz, nx = zero, ny = zero, nz = zero;
     load8_xyz(pin, &px, &py, &pz);
     if (normals) load8_xyz(nin, &nx, &ny, &nz);
+#ifndef __AVX512F__
+    /* R is a rotation: the normals are normalized before it, off the blends' chain */
+    __m256 un[3] = {nx, ny, nz};
+    if (normals) unit8(un);
+#endif
     /* R p + t */
     __m256 o[3];
     rot8(o, rm, px, py, pz);
@@ -2133,8 +2241,12 @@ SK_ALWAYS_INLINE void dqs8_finish(__m256 q[8], unsigned copy, const float *pin, 
                _mm256_blendv_ps(_mm256_add_ps(o[2], t2), pz, keep));
     if (normals) {
         __m256 m[3];
+#ifdef __AVX512F__
         rot8(m, rm, nx, ny, nz);
         unit8(m);
+#else
+        rot8(m, rm, un[0], un[1], un[2]);
+#endif
         store8_xyz(nout, _mm256_blendv_ps(m[0], nx, keep), _mm256_blendv_ps(m[1], ny, keep),
                    _mm256_blendv_ps(m[2], nz, keep));
     }
@@ -2313,9 +2425,9 @@ SK_ALWAYS_INLINE void dqs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
 #ifdef __AVX512F__
         if (kk == 4 && sign && weights_packed4(&job->influences, 4)) {
             dqs16_signs sb;
-            dqs16_quats qt;
+            dqs_quats qt;
             dqs16_sign_bits(&sb, sign, job->n_joints);
-            dqs16_quats_make(&qt, job->prepared, job->n_joints);
+            dqs_quats_make(&qt, job->prepared, job->n_joints);
             xyz16_tables tb;
             xyz16_make_tables(&tb);
             /* big calls: a partial head until the positions are 64-byte aligned, then
@@ -2336,6 +2448,22 @@ SK_ALWAYS_INLINE void dqs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
                              normals ? nout + 3 * v : NULL, stream, sn);
             }
             if (stream) _mm_sfence(); /* non-temporal stores visible before the threads join */
+        }
+#else
+        if (kk == 4 && sign && weights_packed4(&job->influences, 4) && v + 8 <= end) {
+            dqs_quats qt;
+            dqs_quats_make(&qt, job->prepared, job->n_joints);
+            /* staged a block ahead, so that the blends read each stage from the cache rather
+             * than from its stores in flight */
+            dqs8_stage st[2];
+            dqs8_stage_make(&st[0], job, v, it, sign);
+            for (int b = 0; v + 8 <= end; v += 8, b ^= 1) {
+                if (v + 16 <= end) dqs8_stage_make(&st[b ^ 1], job, v + 8, it, sign);
+                __m256 q[8];
+                const unsigned copy = dqs8_stage_blends(q, &st[b], &qt);
+                dqs8_finish(q, copy, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
+                            normals ? nout + 3 * v : NULL);
+            }
         }
 #endif
         /* pipelined: the next block's blends are issued before this block's finish, so that
@@ -2825,7 +2953,7 @@ SK_ALWAYS_INLINE void cor8_block(const sk_skin_job_f32 *job, int64_t v0, int n, 
     const __m256 x = _mm256_mul_ps(r[0], inv), y = _mm256_mul_ps(r[1], inv);
     const __m256 z = _mm256_mul_ps(r[2], inv), s = _mm256_mul_ps(r[3], inv);
     __m256 rm[9];
-    quat8_matrix(rm, x, y, z, s);
+    quat8_matrix(rm, x, y, z, s, V8(2.0f));
     __m256 px, py, pz, cx, cy, cz, nx = zero, ny = zero, nz = zero;
     load8_xyz(pin, &px, &py, &pz);
     load8_xyz(cin, &cx, &cy, &cz);
