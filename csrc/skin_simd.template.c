@@ -2624,11 +2624,12 @@ SK_ALWAYS_INLINE void store4d_xyz(double *p, __m256d x, __m256d y, __m256d z)
     _mm256_storeu_pd(p + 8, _mm256_permute2f128_pd(m1, m2, 0x31));
 }
 
-/* The rotation matrices (row-major r[3 i + j]) of 4 unit quaternions (x, y, z, s), with
- * quat8_matrix's expressions. */
-SK_ALWAYS_INLINE void quat4d_matrix(__m256d r[9], __m256d x, __m256d y, __m256d z, __m256d s)
+/* The rotation matrices (row-major r[3 i + j]) of 4 quaternions (x, y, z, s), with
+ * quat8_matrix's expressions (`two`: 2 for unit quaternions, 2 / |q|^2 for others). */
+SK_ALWAYS_INLINE void quat4d_matrix(__m256d r[9], __m256d x, __m256d y, __m256d z, __m256d s,
+                                    __m256d two)
 {
-    const __m256d one = _mm256_set1_pd(1.0), two = _mm256_set1_pd(2.0);
+    const __m256d one = _mm256_set1_pd(1.0);
     const __m256d xx = _mm256_mul_pd(x, x), yy = _mm256_mul_pd(y, y), zz = _mm256_mul_pd(z, z);
     const __m256d xy = _mm256_mul_pd(x, y), xz = _mm256_mul_pd(x, z), yz = _mm256_mul_pd(y, z);
     const __m256d xs = _mm256_mul_pd(x, s), ys = _mm256_mul_pd(y, s), zs = _mm256_mul_pd(z, s);
@@ -2689,22 +2690,30 @@ SK_ALWAYS_INLINE void dqs4d_finish(__m256d qr[4], __m256d qd[4], const int64_t c
     const int normals = nin != NULL;
     transpose4_pd(qr);
     transpose4_pd(qd);
-    const __m256d zero = _mm256_setzero_pd(), two = _mm256_set1_pd(2.0);
-    /* divide by the real part's norm; a vertex is kept as it was when its weights sum to
-     * <= 1e-6 or its blended rotation is 0 (the scalar kernel's rules) */
+    const __m256d zero = _mm256_setzero_pd();
+    /* a vertex is kept as it was when its weights sum to <= 1e-6 or its blended rotation is 0
+     * (the scalar kernel's rules) */
     const __m256d n2 = _mm256_add_pd(_mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(qr[0], qr[0]),
                                                                  _mm256_mul_pd(qr[1], qr[1])),
                                                    _mm256_mul_pd(qr[2], qr[2])),
                                      _mm256_mul_pd(qr[3], qr[3]));
-    const __m256d inv = inv_sqrt4d(n2);
     const __m256d keep = _mm256_or_pd(_mm256_cmp_pd(n2, zero, _CMP_NGT_UQ), lanes4d(copy));
+#ifdef __AVX512F__
+    /* divide by the real part's norm (14-bit estimate and two Newton steps) */
+    const __m256d inv = inv_sqrt4d(n2), two = _mm256_set1_pd(2.0);
     const __m256d x = _mm256_mul_pd(qr[0], inv), y = _mm256_mul_pd(qr[1], inv);
     const __m256d z = _mm256_mul_pd(qr[2], inv), s = _mm256_mul_pd(qr[3], inv);
     const __m256d dx = _mm256_mul_pd(qd[0], inv), dy = _mm256_mul_pd(qd[1], inv);
     const __m256d dz = _mm256_mul_pd(qd[2], inv), dw = _mm256_mul_pd(qd[3], inv);
+#else
+    /* AVX2: as dqs8_finish, the parts as blended and 2 / |q|^2 (no square root on the chain) */
+    const __m256d two = _mm256_div_pd(_mm256_set1_pd(2.0), n2);
+    const __m256d x = qr[0], y = qr[1], z = qr[2], s = qr[3];
+    const __m256d dx = qd[0], dy = qd[1], dz = qd[2], dw = qd[3];
+#endif
     /* rotation of the unit real part, and t = 2 (s d - dw r + r x d) */
     __m256d rm[9];
-    quat4d_matrix(rm, x, y, z, s);
+    quat4d_matrix(rm, x, y, z, s, two);
     const __m256d t0 = _mm256_mul_pd(two, _mm256_add_pd(_mm256_sub_pd(_mm256_mul_pd(s, dx), _mm256_mul_pd(dw, x)),
                                                         _mm256_sub_pd(_mm256_mul_pd(y, dz), _mm256_mul_pd(z, dy))));
     const __m256d t1 = _mm256_mul_pd(two, _mm256_add_pd(_mm256_sub_pd(_mm256_mul_pd(s, dy), _mm256_mul_pd(dw, y)),
@@ -2718,10 +2727,18 @@ SK_ALWAYS_INLINE void dqs4d_finish(__m256d qr[4], __m256d qd[4], const int64_t c
     __m256d o[3];
     rot4d(o, rm, px, py, pz);
     __m256d on[3];
+#ifdef __AVX512F__
     if (normals) { /* R n / |R n| */
         rot4d(on, rm, nx, ny, nz);
         unit4d(on);
     }
+#else
+    if (normals) { /* R (n / |n|): R is a rotation */
+        __m256d un[3] = {nx, ny, nz};
+        unit4d(un);
+        rot4d(on, rm, un[0], un[1], un[2]);
+    }
+#endif
     store4d_xyz(pout, _mm256_blendv_pd(_mm256_add_pd(o[0], t0), px, keep),
                 _mm256_blendv_pd(_mm256_add_pd(o[1], t1), py, keep),
                 _mm256_blendv_pd(_mm256_add_pd(o[2], t2), pz, keep));
@@ -3096,7 +3113,7 @@ SK_ALWAYS_INLINE void cor4d_block(const sk_skin_job_f64 *job, int64_t v0, int n,
     const __m256d inv = inv_sqrt4d(n2);
     __m256d rm[9];
     quat4d_matrix(rm, _mm256_mul_pd(rq[0], inv), _mm256_mul_pd(rq[1], inv),
-                  _mm256_mul_pd(rq[2], inv), _mm256_mul_pd(rq[3], inv));
+                  _mm256_mul_pd(rq[2], inv), _mm256_mul_pd(rq[3], inv), _mm256_set1_pd(2.0));
     __m256d px, py, pz, cx, cy, cz, nx = zero, ny = zero, nz = zero, fx, fy, fz;
     load4d_xyz(pin, &px, &py, &pz);
     load4d_xyz(cin, &cx, &cy, &cz);
