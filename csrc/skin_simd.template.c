@@ -1120,32 +1120,23 @@ SK_ALWAYS_INLINE unsigned small8_f32(const sk_influences *in, int64_t v0, int n,
     return slots8_small(w);
 }
 
-/* Vertex i of a block at p (three floats) in both lanes of a register, read as the 16 bytes
- * [x y z x'] (i == 0) or [z' x y z] (i > 0) so that no read leaves the block: one load where
- * three broadcasts took three (9-11% less time with normals on Zen 3, 5% positions only). */
-SK_ALWAYS_INLINE __m256 lbs8_load(const float *p, int i)
+/* Vertices 2 h and 2 h + 1 of a block at p (three floats each) as x = [x_a x 4 | x_b x 4], y and
+ * z likewise: one 16-byte read per vertex, [x y z x'] for the block's first vertex and
+ * [z' x y z] for the others, so that no read leaves the block, spread by in-lane permutes. */
+SK_ALWAYS_INLINE void lbs8_pair_xyz(const float *p, int h, __m256 *x, __m256 *y, __m256 *z)
 {
-    return _mm256_broadcast_ps((const __m128 *)(i ? p - 1 : p));
-}
-
-/* [x x x x y y y y], [z z z z 1 1 1 1] and [z z z z 0 0 0 0] of vertex i from lbs8_load (the
- * 1 meets a blend's translation column; a normal meets a rigid blend without it). */
-SK_ALWAYS_INLINE __m256 lbs8_xy(__m256 b, int i)
-{
-    return _mm256_permutevar_ps(b, i ? _mm256_setr_epi32(1, 1, 1, 1, 2, 2, 2, 2)
-                                     : _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
-}
-SK_ALWAYS_INLINE __m256 lbs8_z(__m256 b, int i)
-{
-    return i ? _mm256_permute_ps(b, _MM_SHUFFLE(3, 3, 3, 3)) : _mm256_permute_ps(b, _MM_SHUFFLE(2, 2, 2, 2));
-}
-SK_ALWAYS_INLINE __m256 lbs8_z1(__m256 b, int i)
-{
-    return _mm256_blend_ps(lbs8_z(b, i), _mm256_set1_ps(1.0f), 0xF0);
-}
-SK_ALWAYS_INLINE __m256 lbs8_z0(__m256 b, int i)
-{
-    return _mm256_blend_ps(lbs8_z(b, i), _mm256_setzero_ps(), 0xF0);
+    const float *a = p + 6 * h;
+    const __m256 v = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(h ? a - 1 : a)),
+                                          _mm_loadu_ps(a + 2), 1);
+    if (h) {
+        *x = _mm256_permute_ps(v, _MM_SHUFFLE(1, 1, 1, 1));
+        *y = _mm256_permute_ps(v, _MM_SHUFFLE(2, 2, 2, 2));
+        *z = _mm256_permute_ps(v, _MM_SHUFFLE(3, 3, 3, 3));
+    } else {
+        *x = _mm256_permutevar_ps(v, _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
+        *y = _mm256_permutevar_ps(v, _mm256_setr_epi32(1, 1, 1, 1, 2, 2, 2, 2));
+        *z = _mm256_permutevar_ps(v, _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3));
+    }
 }
 
 /* Store the three floats of x's low half at p. */
@@ -1189,7 +1180,7 @@ SK_ALWAYS_INLINE void lbs8_store(float *out, const __m256 y[4], int stream)
  * one float more): the blends, the positions written (copied vertices' kept), and the normals'
  * products left unnormalized in yn[4] (lbs8_normals finishes them); returns the mask of copied
  * vertices.  `rigid`: every joint's cofactor is its 3x3 (sk_lbs_cof_is_matrix), so normals take
- * the blended matrix (through lbs8_z0, which drops its translation) and no cofactor is blended. */
+ * the blended matrix (without its translation) and no cofactor is blended. */
 SK_ALWAYS_INLINE unsigned lbs8_front(const sk_skin_job_f32 *job, int64_t v0, int n,
                                      const int32_t *off, const float *pin, const float *nin,
                                      float *pout, __m256 yn[4], int stream_p, int rigid,
@@ -1198,36 +1189,37 @@ SK_ALWAYS_INLINE unsigned lbs8_front(const sk_skin_job_f32 *job, int64_t v0, int
     const int normals = nin != NULL, cof = normals && !rigid;
     unsigned copy = kk == 4 ? small8_f32(&job->influences, v0, n, wpacked) : 0;
     __m256 yp[4];
-    /* a pair of vertices at a time: their blends, then their products and sums */
+    /* a pair of vertices at a time: their blends, then the pair's columns [column_a | column_b]
+     * (the 4th rows are 0) applied to [x_a | x_b], [y_a | y_b], [z_a | z_b] by three multiply-adds,
+     * which leave [y_a | y_b] as the stores take it */
 #pragma GCC unroll 4
     for (int h = 0; h < 4; ++h) {
-        __m256 qp[2], qn[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+        __m256 m[2][2], c[2][2];
 #pragma GCC unroll 2
         for (int e = 0; e < 2; ++e) {
             const int i = 2 * h + e;
-            __m256 m[2], c[2];
             float total = 0;
             if (i < n) /* writes all four (zeros where unused) */
-                total = lbs8_blend(m, c, job, v0 + i, off + 4 * i, it, kk, wt, cof, wpacked);
+                total = lbs8_blend(m[e], c[e], job, v0 + i, off + 4 * i, it, kk, wt, cof, wpacked);
             else
-                m[0] = m[1] = c[0] = c[1] = _mm256_setzero_ps();
+                m[e][0] = m[e][1] = c[e][0] = c[e][1] = _mm256_setzero_ps();
             if (kk != 4 && !(total > 1e-6f)) copy |= 1u << i;
-            const __m256 bp = lbs8_load(pin + 3 * i, i);
-            qp[e] = _mm256_fmadd_ps(m[1], lbs8_z1(bp, i), _mm256_mul_ps(m[0], lbs8_xy(bp, i)));
-            if (normals) {
-                const __m256 bn = lbs8_load(nin + 3 * i, i);
-                if (rigid)
-                    qn[e] = _mm256_fmadd_ps(m[1], lbs8_z0(bn, i), _mm256_mul_ps(m[0], lbs8_xy(bn, i)));
-                else
-                    qn[e] = _mm256_fmadd_ps(c[1], lbs8_z1(bn, i), _mm256_mul_ps(c[0], lbs8_xy(bn, i)));
-            }
         }
-        /* [A+C | B+D] of two vertices -> [y_a | y_b] */
-        yp[h] = _mm256_add_ps(_mm256_permute2f128_ps(qp[0], qp[1], 0x20),
-                              _mm256_permute2f128_ps(qp[0], qp[1], 0x31));
-        yn[h] = normals ? _mm256_add_ps(_mm256_permute2f128_ps(qn[0], qn[1], 0x20),
-                                        _mm256_permute2f128_ps(qn[0], qn[1], 0x31))
-                        : _mm256_setzero_ps();
+        const __m256 c0 = _mm256_permute2f128_ps(m[0][0], m[1][0], 0x20);
+        const __m256 c1 = _mm256_permute2f128_ps(m[0][0], m[1][0], 0x31);
+        const __m256 c2 = _mm256_permute2f128_ps(m[0][1], m[1][1], 0x20);
+        const __m256 c3 = _mm256_permute2f128_ps(m[0][1], m[1][1], 0x31);
+        __m256 x, y, z;
+        lbs8_pair_xyz(pin, h, &x, &y, &z);
+        yp[h] = _mm256_add_ps(_mm256_fmadd_ps(c0, x, c3), _mm256_fmadd_ps(c2, z, _mm256_mul_ps(c1, y)));
+        yn[h] = _mm256_setzero_ps();
+        if (normals) { /* the blended 3x3 (rigid) or cofactor, without translation */
+            const __m256 k0 = cof ? _mm256_permute2f128_ps(c[0][0], c[1][0], 0x20) : c0;
+            const __m256 k1 = cof ? _mm256_permute2f128_ps(c[0][0], c[1][0], 0x31) : c1;
+            const __m256 k2 = cof ? _mm256_permute2f128_ps(c[0][1], c[1][1], 0x20) : c2;
+            lbs8_pair_xyz(nin, h, &x, &y, &z);
+            yn[h] = _mm256_add_ps(_mm256_mul_ps(k0, x), _mm256_fmadd_ps(k2, z, _mm256_mul_ps(k1, y)));
+        }
     }
     /* Copied vertices (rare): keep their inputs before the store, since out may be positions. */
     float keep[8][3];
