@@ -2040,7 +2040,6 @@ typedef struct {
     unsigned copy;         /* vertices whose weights sum to <= 1e-6 (or NaN) */
 } dqs16_stage;
 
-
 SK_ALWAYS_INLINE void dqs16_stage_make(dqs16_stage *st, const sk_skin_job_f32 *job, int64_t v0,
                                        sk_index_type it, const dqs16_signs *sb,
                                        const dqs_quats *qt)
@@ -2208,7 +2207,8 @@ SK_ALWAYS_INLINE void dqs8_finish(__m256 q[8], unsigned copy, const float *pin, 
     const __m256 x = q[0], y = q[1], z = q[2], s = q[3];
     const __m256 dx = q[4], dy = q[5], dz = q[6], dw = q[7];
 #endif
-    /* rotation of the unit real part, and t = 2 (s d - dw r + r x d) */
+    /* rotation of the unit real part, and t = 2 (s d - dw r + r x d) (with AVX2 the parts as
+     * blended, `two` carrying the 1 / |q|^2) */
     __m256 rm[9];
     quat8_matrix(rm, x, y, z, s, two);
     const __m256 t0 = _mm256_mul_ps(two, _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(s, dx), _mm256_mul_ps(dw, x)),
@@ -2703,7 +2703,8 @@ SK_ALWAYS_INLINE void dqs4d_finish(__m256d qr[4], __m256d qd[4], const int64_t c
     const __m256d x = qr[0], y = qr[1], z = qr[2], s = qr[3];
     const __m256d dx = qd[0], dy = qd[1], dz = qd[2], dw = qd[3];
 #endif
-    /* rotation of the unit real part, and t = 2 (s d - dw r + r x d) */
+    /* rotation of the unit real part, and t = 2 (s d - dw r + r x d) (with AVX2 the parts as
+     * blended, `two` carrying the 1 / |q|^2) */
     __m256d rm[9];
     quat4d_matrix(rm, x, y, z, s, two);
     const __m256d t0 = _mm256_mul_pd(two, _mm256_add_pd(_mm256_sub_pd(_mm256_mul_pd(s, dx), _mm256_mul_pd(dw, x)),
