@@ -434,12 +434,12 @@ def _distributed():
 
 def _client(scheduler):
     """(client, ours): a Client as given, or one connected to an address / cluster."""
+    if isinstance(scheduler, str) and ":" not in scheduler:  # wrong with or without dask
+        raise ValueError(f"scheduler: {scheduler!r} is not a scheduler address "
+                         "('tcp://host:8786')")
     distributed = _distributed()
     if isinstance(scheduler, distributed.Client):
         return scheduler, False
-    if isinstance(scheduler, str) and ":" not in scheduler:
-        raise ValueError(f"scheduler: {scheduler!r} is not a scheduler address "
-                         "('tcp://host:8786')")
     if isinstance(scheduler, str) or hasattr(scheduler, "scheduler_address"):
         return distributed.Client(scheduler), True
     raise TypeError("scheduler must be a dask.distributed Client, a cluster or a scheduler "
