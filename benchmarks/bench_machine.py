@@ -1,0 +1,129 @@
+"""How much of its core's vector units this CPU gives one thread: a context for bench_skin.
+
+    python benchmarks/bench_machine.py            # needs a C compiler (cc) and an x86-64 CPU with AVX2
+
+A skinning kernel with normals is memory-bound only where the core computes fast enough; on a
+virtual machine whose vCPU shares its physical core with another tenant's thread, the vector
+units are shared too, and the same kernel becomes compute-bound while NumPy's add (the
+bandwidth probe of bench_skin.py) is not slowed at all.  This script measures, in one run:
+
+  chain       one dependent chain of 256-bit FMAs: one FMA per FMA latency (the clock, in effect)
+  independent 12 independent chains: as many FMAs as the core's pipes issue
+  overlap     independent / chain = FMAs in flight per latency; a core to itself reaches its
+              FMA pipes times the latency (2 x 4 = 8 on Zen 3 / Zen 4 / Skylake and later)
+  probe       bench_skin's probe at 1M vertices (NumPy adding two (V, 6) float32 arrays)
+
+The overlap is independent of the clock.  Where it is far below 8, vector-heavy kernels run at
+that fraction of their speed on this machine whatever their memory traffic, and bench_skin's
+lbs_vs_probe compares a slowed kernel against an unslowed probe.
+"""
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+C_SOURCE = r"""
+#include <immintrin.h>
+#include <stdio.h>
+#include <time.h>
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+#define KEEP(x) __asm__ volatile("" : "+x"(x))
+int main(int argc, char **argv)
+{
+    long n = 20000000; /* FMAs per chain and sample */
+    const __m256 b = _mm256_set1_ps(0.9999f), c = _mm256_set1_ps(1e-4f);
+    __m256 x = c, a0 = c, a1 = c, a2 = c, a3 = c, a4 = c, a5 = c, a6 = c, a7 = c, a8 = c, a9 = c,
+           a10 = c, a11 = c; /* twelve registers: no array, which a compiler may keep in memory */
+    double best_chain = 0, best_indep = 0;
+    for (int r = 0; r < 7; ++r) {
+        double t = now();
+        for (long i = 0; i < n; ++i) { x = _mm256_fmadd_ps(x, b, c); KEEP(x); }
+        t = now() - t;
+        if (n / t > best_chain) best_chain = n / t;
+        t = now();
+        for (long i = 0; i < n; ++i) {
+#define STEP(v) v = _mm256_fmadd_ps(v, b, c); KEEP(v)
+            STEP(a0); STEP(a1); STEP(a2); STEP(a3); STEP(a4); STEP(a5);
+            STEP(a6); STEP(a7); STEP(a8); STEP(a9); STEP(a10); STEP(a11);
+        }
+        t = now() - t;
+        if (12.0 * n / t > best_indep) best_indep = 12.0 * n / t;
+    }
+    float s = x[0] + a0[0] + a1[0] + a2[0] + a3[0] + a4[0] + a5[0] + a6[0] + a7[0] + a8[0] +
+              a9[0] + a10[0] + a11[0];
+    printf("%.6g %.6g %g\n", best_chain, best_indep, (double)s);
+    return 0;
+}
+"""
+
+
+def fma_rates():
+    """(chain FMAs/s, independent FMAs/s), or a string saying why not."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return f"not an x86-64 CPU ({platform.machine()})"
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        return "no C compiler (set CC)"
+    with tempfile.TemporaryDirectory() as d:
+        src, exe = os.path.join(d, "fma.c"), os.path.join(d, "fma")
+        with open(src, "w") as f:
+            f.write(C_SOURCE)
+        r = subprocess.run([cc, "-O2", "-mavx2", "-mfma", src, "-o", exe],
+                           capture_output=True, text=True)
+        if r.returncode:
+            return f"{cc} failed: {r.stderr.strip()[:200]}"
+        r = subprocess.run([exe], capture_output=True, text=True)
+        if r.returncode:
+            return "this CPU cannot run AVX2 + FMA"
+        chain, indep, _ = (float(v) for v in r.stdout.split())
+        return chain, indep
+
+
+def probe_ns(V=1_000_000, rounds=11):
+    rng = np.random.default_rng(1)
+    a = rng.random((V, 6), dtype=np.float32)
+    b = rng.random((V, 6), dtype=np.float32)
+    c = np.empty_like(a)
+    times = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        for _ in range(10):
+            np.add(a, b, out=c)
+        times.append((time.perf_counter() - t) / 10 / V * 1e9)
+    return float(np.median(times))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    args = ap.parse_args(argv)
+    out = {"processor": platform.processor() or platform.machine(), "cpus": os.cpu_count()}
+    rates = fma_rates()
+    if isinstance(rates, str):
+        print(f"FMA rates skipped: {rates}")
+        out["fma_skipped"] = rates
+    else:
+        chain, indep = rates
+        out.update(fma_chain_per_s=chain, fma_independent_per_s=indep, fma_overlap=indep / chain)
+        print(f"one FMA chain        {chain / 1e9:6.2f} G FMA/s  (one per FMA latency)")
+        print(f"12 independent       {indep / 1e9:6.2f} G FMA/s")
+        print(f"overlap              {indep / chain:6.2f} FMAs in flight per latency "
+              "(a core to itself: 8 on Zen 3 / Zen 4 / Skylake and later)")
+    out["probe_ns_per_vertex_1M"] = probe_ns()
+    print(f"probe at 1M vertices {out['probe_ns_per_vertex_1M']:6.2f} ns/vertex "
+          "(bench_skin's bandwidth probe)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
