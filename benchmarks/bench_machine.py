@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import shutil
 import subprocess
 import sys
@@ -68,17 +69,20 @@ def fma_rates():
     """(chain FMAs/s, independent FMAs/s), or a string saying why not."""
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return f"not an x86-64 CPU ({platform.machine()})"
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if not cc:
+    cc = shlex.split(os.environ.get("CC", "")) or [shutil.which("cc") or shutil.which("gcc")]
+    if not cc[0]:
         return "no C compiler (set CC)"
     with tempfile.TemporaryDirectory() as d:
         src, exe = os.path.join(d, "fma.c"), os.path.join(d, "fma")
         with open(src, "w") as f:
             f.write(C_SOURCE)
-        r = subprocess.run([cc, "-O2", "-mavx2", "-mfma", src, "-o", exe],
-                           capture_output=True, text=True)
+        try:
+            r = subprocess.run([*cc, "-O2", "-mavx2", "-mfma", src, "-o", exe],
+                               capture_output=True, text=True)
+        except OSError as e:
+            return f"cannot run {cc[0]}: {e.strerror}"
         if r.returncode:
-            return f"{cc} failed: {r.stderr.strip()[:200]}"
+            return f"{cc[0]} failed: {r.stderr.strip()[:200]}"
         r = subprocess.run([exe], capture_output=True, text=True)
         if r.returncode:
             return "this CPU cannot run AVX2 + FMA"
