@@ -11,7 +11,8 @@ bandwidth probe of bench_skin.py) is not slowed at all.  This script measures, i
   independent 12 independent chains: as many FMAs as the core's pipes issue
   overlap     independent / chain = FMAs in flight per latency; a core to itself reaches its
               FMA pipes times the latency (2 x 4 = 8 on Zen 3 / Zen 4 / Skylake and later)
-  probe       bench_skin's probe at 1M vertices (NumPy adding two (V, 6) float32 arrays)
+  probe       bench_skin's probe at 1M vertices (NumPy adding two (V, 6) float32 arrays), made
+              and timed by bench_skin's own functions
 
 The overlap is independent of the clock.  Where it is far below 8, vector-heavy kernels run at
 that fraction of their speed on this machine whatever their memory traffic, and bench_skin's
@@ -26,9 +27,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
+
+import bench_skin  # beside this file: its probe and its timing
 
 C_SOURCE = r"""
 #include <immintrin.h>
@@ -91,24 +93,16 @@ def fma_rates():
 
 
 def probe_ns(V=1_000_000, rounds=11):
-    rng = np.random.default_rng(1)
-    a = rng.random((V, 6), dtype=np.float32)
-    b = rng.random((V, 6), dtype=np.float32)
-    c = np.empty_like(a)
-    times = []
-    for _ in range(rounds):
-        t = time.perf_counter()
-        for _ in range(10):
-            np.add(a, b, out=c)
-        times.append((time.perf_counter() - t) / 10 / V * 1e9)
-    return float(np.median(times))
+    """bench_skin's probe, timed as bench_skin times it: median ns a vertex."""
+    samples = bench_skin.measure({"probe": bench_skin.probe_call(V)}, rounds, 0.02)["probe"]
+    return float(np.median(samples)) / V * 1e9
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", default=None, help="also write the figures to this JSON file")
     args = ap.parse_args(argv)
-    out = {"processor": platform.processor() or platform.machine(), "cpus": os.cpu_count()}
+    out = {"processor": bench_skin._cpu_name(), "cpus": os.cpu_count()}
     rates = fma_rates()
     if isinstance(rates, str):
         print(f"FMA rates skipped: {rates}")
