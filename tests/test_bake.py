@@ -321,9 +321,12 @@ def test_no_dask_names_the_extra(monkeypatch, cesium):
         sk.bake(mesh, clip, scheduler="tcp://127.0.0.1:8786")
     with pytest.raises(ImportError, match=r"skinkit\[dask\]"):
         sk.bake_many([(mesh, clip)], scheduler="tcp://127.0.0.1:8786")
-    # a string that is no address is wrong with or without dask: said first
+    # a string that is no address, or an object that is no Client or cluster, is wrong with or
+    # without dask: said first
     with pytest.raises(ValueError, match="scheduler: 'threads' is not a scheduler address"):
         sk.bake(mesh, clip, scheduler="threads")
+    with pytest.raises(TypeError, match="scheduler must be .* not object"):
+        sk.bake(mesh, clip, scheduler=object())
 
 
 # ---------------------------------------------------------------------------------------------
