@@ -263,6 +263,19 @@ SK_ALWAYS_INLINE int64_t stream_head(int *stream, const void *out_v, size_t row,
     return head < left ? head : left;
 }
 
+/* Whether the normals' output, written `lag` bytes behind the positions' output by blocks of
+ * 96 bytes each (AVX2 LBS: 8 float or 4 double vertices), lands on the bytes the positions'
+ * block has just been written to, at the same offsets within 4 KB pages.  Big calls write
+ * both outputs with non-temporal stores, and on Zen 3 such layouts took 1.2-1.6x the time at
+ * 300k-1M vertices: float64 LBS with no lag, the outputs 0-95 bytes apart (what two big arrays
+ * NumPy allocates one after the other are), float32 LBS with its normals a block behind, 96-191
+ * bytes apart; with streamed and with cached stores for the normals alike.  The AVX2 LBS loops
+ * then write the normals with the other lag (on the Xeon no layout cost more than 4%). */
+SK_ALWAYS_INLINE int outputs_close(const void *pout, const void *nout, uintptr_t lag)
+{
+    return (((uintptr_t)nout - (uintptr_t)pout - lag) & 4095) < 96;
+}
+
 /* All four streams packed: blocks read and write the arrays directly. */
 SK_ALWAYS_INLINE int packed_job(const sk_stream *p, const sk_stream *op, const sk_stream *n,
                                 const sk_stream *on, ptrdiff_t size)
@@ -1290,16 +1303,18 @@ SK_ALWAYS_INLINE void lbs8_part(const sk_skin_job_f32 *job, int64_t v0, int64_t 
 SK_ALWAYS_INLINE int64_t lbs8_blocks(const sk_skin_job_f32 *job, int64_t v, int64_t end,
                                      const float *pin, const float *nin, float *pout, float *nout,
                                      int stream, int stream_n, int rigid, const int normals,
-                                     sk_index_type it, int64_t kk, sk_weight_type wt, int wpacked)
+                                     int defer, sk_index_type it, int64_t kk, sk_weight_type wt,
+                                     int wpacked)
 {
     int32_t off[2][32];
     const sk_influences *in = &job->influences;
     if (kk == 4 && v + 8 <= end)
         for (int q = 0; q < 2; ++q)
             offsets4x4(off[0] + 16 * q, in, v + 4 * q, 4, it, job->n_joints, SK_LBS_PREPARED_SIZE);
-    /* The previous block's normals are normalized and written after this block's blends:
-     * right after their own blends, the square root and division at the end of a block's
-     * dependency chains stalled the next block (7-9% of the time with normals on Zen 3). */
+    /* With `defer` (all but outputs_close layouts) the previous block's normals are normalized
+     * and written after this block's blends: right after their own blends, the square root and
+     * division at the end of a block's dependency chains stalled the next block (7-9% of the
+     * time with normals on Zen 3). */
     __m256 yn_prev[4];
     unsigned copy_prev = 0;
     int64_t v_prev = -1;
@@ -1312,7 +1327,9 @@ SK_ALWAYS_INLINE int64_t lbs8_blocks(const sk_skin_job_f32 *job, int64_t v, int6
         const unsigned copy = lbs8_front(job, v, 8, off[b], pin + 3 * v,
                                          normals ? nin + 3 * v : NULL, pout + 3 * v, yn, stream,
                                          rigid, it, kk, wt, wpacked);
-        if (normals) {
+        if (normals && !defer) {
+            lbs8_normals(yn, copy, 8, nin + 3 * v, nout + 3 * v, stream_n);
+        } else if (normals) {
             if (v_prev >= 0)
                 lbs8_normals(yn_prev, copy_prev, 8, nin + 3 * v_prev, nout + 3 * v_prev, stream_n);
             for (int h = 0; h < 4; ++h) yn_prev[h] = yn[h];
@@ -1320,7 +1337,7 @@ SK_ALWAYS_INLINE int64_t lbs8_blocks(const sk_skin_job_f32 *job, int64_t v, int6
             v_prev = v;
         }
     }
-    if (normals && v_prev >= 0)
+    if (normals && defer && v_prev >= 0)
         lbs8_normals(yn_prev, copy_prev, 8, nin + 3 * v_prev, nout + 3 * v_prev, stream_n);
     return v;
 }
@@ -1335,13 +1352,23 @@ SK_ALWAYS_INLINE int64_t lbs8_loops(const sk_skin_job_f32 *job, int64_t v, int64
     const float *nin = (const float *)job->normals.data;
     float *pout = (float *)job->out_positions.data;
     float *nout = (float *)job->out_normals.data;
+    /* the normals a block behind (see lbs8_blocks), unless that lands them on the positions'
+     * offsets in a page: then 1.0-1.1x the time of other layouts with no lag, 1.2-1.5x with it */
+    const int defer = !(normals && stream && outputs_close(pout, nout, 8 * 3 * sizeof(float)));
+    if (rigid && defer)
+        return lbs8_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 1, 1, 1, it, kk,
+                           wt, wpacked);
     if (rigid)
-        return lbs8_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 1, 1, it, kk, wt,
-                           wpacked);
+        return lbs8_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 1, 1, 0, it, kk,
+                           wt, wpacked);
+    if (normals && defer)
+        return lbs8_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 0, 1, 1, it, kk,
+                           wt, wpacked);
     if (normals)
-        return lbs8_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 0, 1, it, kk, wt,
-                           wpacked);
-    return lbs8_blocks(job, v, end, pin, NULL, pout, NULL, stream, 0, 0, 0, it, kk, wt, wpacked);
+        return lbs8_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 0, 1, 0, it, kk,
+                           wt, wpacked);
+    return lbs8_blocks(job, v, end, pin, NULL, pout, NULL, stream, 0, 0, 0, 0, it, kk, wt,
+                       wpacked);
 }
 
 SK_ALWAYS_INLINE void lbs8_range(const sk_skin_job_f32 *job, int64_t begin, int64_t end,
@@ -1648,7 +1675,7 @@ SK_ALWAYS_INLINE void lbs4d_part(const sk_skin_job_f64 *job, int64_t v0, int64_t
 SK_ALWAYS_INLINE int64_t lbs4d_blocks(const sk_skin_job_f64 *job, int64_t v, int64_t end,
                                       const double *pin, const double *nin, double *pout,
                                       double *nout, int stream, int stream_n, int rigid,
-                                      const int normals, sk_index_type it, int64_t kk,
+                                      const int normals, int defer, sk_index_type it, int64_t kk,
                                       sk_weight_type wt)
 {
     /* K = 4: the next block's joint rows are computed before this block's blends, so that
@@ -1659,6 +1686,13 @@ SK_ALWAYS_INLINE int64_t lbs4d_blocks(const sk_skin_job_f64 *job, int64_t v, int
         rows4x4_f64(row[0], &job->influences, v, 4, it, job->n_joints, SK_LBS_PREPARED_SIZE,
                     job->prepared);
     const sk_influences *in = &job->influences;
+    /* `defer` (outputs_close): the previous block's normals are made unit length and written
+     * after this block's blends, as in lbs8_blocks; not otherwise, since deferring took 5-15%
+     * more time in other layouts on Zen 3 (16 ymm registers do not hold both blocks' values)
+     * and 4-14% more on the Xeon with AVX-512 */
+    __m256d yn_prev[4];
+    unsigned copy_prev = 0;
+    int64_t v_prev = -1;
     for (int b = 0; v + 4 <= end; v += 4, b ^= 1) {
         /* big calls: the weights (32 bytes a vertex) 64 vertices ahead, 2-3% at 1M; also
          * prefetching the positions and normals, or the indices, measured slower */
@@ -1666,12 +1700,32 @@ SK_ALWAYS_INLINE int64_t lbs4d_blocks(const sk_skin_job_f64 *job, int64_t v, int
             for (int l = 0; l < 2; ++l)
                 _mm_prefetch((const char *)in->weights.data + (v + 64) * in->weights.row + 64 * l,
                              _MM_HINT_T0);
+        /* and with normals their inputs 128 vertices ahead: 4% less time at 1M on the Xeon and
+         * 2-4% on Zen 3; positions only, 0-6% more */
+        if (stream && normals && v + 4 + 128 <= end)
+            for (int l = 0; l < 2; ++l) {
+                _mm_prefetch((const char *)(pin + 3 * (v + 128)) + 64 * l, _MM_HINT_T0);
+                _mm_prefetch((const char *)(nin + 3 * (v + 128)) + 64 * l, _MM_HINT_T0);
+            }
         if (kk == 4 && v + 8 <= end)
             rows4x4_f64(row[b ^ 1], &job->influences, v + 4, 4, it, job->n_joints,
                         SK_LBS_PREPARED_SIZE, job->prepared);
-        lbs4d_block(job, v, 4, row[b], pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
-                    normals ? nout + 3 * v : NULL, stream, stream_n, rigid, it, kk, wt);
+        __m256d yn[4];
+        const unsigned copy = lbs4d_front(job, v, 4, row[b], pin + 3 * v,
+                                          normals ? nin + 3 * v : NULL, pout + 3 * v, yn, stream,
+                                          rigid, it, kk, wt);
+        if (normals && !defer) {
+            lbs4d_normals(nin + 3 * v, nout + 3 * v, 4, yn, copy, stream_n);
+        } else if (normals) {
+            if (v_prev >= 0)
+                lbs4d_normals(nin + 3 * v_prev, nout + 3 * v_prev, 4, yn_prev, copy_prev, stream_n);
+            for (int i = 0; i < 4; ++i) yn_prev[i] = yn[i];
+            copy_prev = copy;
+            v_prev = v;
+        }
     }
+    if (normals && defer && v_prev >= 0)
+        lbs4d_normals(nin + 3 * v_prev, nout + 3 * v_prev, 4, yn_prev, copy_prev, stream_n);
     return v;
 }
 
@@ -1694,18 +1748,29 @@ SK_ALWAYS_INLINE void lbs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
             lbs4d_part(job, v, head, rigid, it, kk, wt);
             v += head;
         }
+#ifdef __AVX512F__
+        const int defer = 0; /* the Xeon: at most 4% for outputs_close layouts, deferring 4-14% */
+#else
+        const int defer = normals && stream && outputs_close(pout, nout, 0);
+#endif
         const int stream_n = stream && normals && ((uintptr_t)(nout + 3 * v) & 31) == 0;
         /* the loop compiled once for each case: with rigid a run-time flag, the blends tested
          * it per slot and spilled their registers; with `normals` one, positions only took 18%
          * more time (AVX-512) and 21% (AVX2) at 100k and 1M vertices */
-        if (rigid) /* (with normals) */
-            v = lbs4d_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 1, 1, it, kk,
+        if (rigid && defer) /* (with normals) */
+            v = lbs4d_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 1, 1, 1, it, kk,
+                             wt);
+        else if (rigid)
+            v = lbs4d_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 1, 1, 0, it, kk,
+                             wt);
+        else if (normals && defer)
+            v = lbs4d_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 0, 1, 1, it, kk,
                              wt);
         else if (normals)
-            v = lbs4d_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 0, 1, it, kk,
+            v = lbs4d_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 0, 1, 0, it, kk,
                              wt);
         else
-            v = lbs4d_blocks(job, v, end, pin, NULL, pout, NULL, stream, 0, 0, 0, it, kk, wt);
+            v = lbs4d_blocks(job, v, end, pin, NULL, pout, NULL, stream, 0, 0, 0, 0, it, kk, wt);
         if (stream) _mm_sfence(); /* non-temporal stores visible before the threads join */
     }
     for (; v < end; v += 4) lbs4d_part(job, v, end - v < 4 ? end - v : 4, rigid, it, kk, wt);

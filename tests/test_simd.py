@@ -396,6 +396,20 @@ def test_large_outputs_misaligned_and_aligned(path, dtype, method, scale, unit_r
         out_n = raw_n[line(raw_n) + sn:][:3 * V].reshape(V, 3)
         fn(P, infl, pal, normals=N, out=out, out_normals=out_n, threads=threads)
         assert np.array_equal(out, want_p) and np.array_equal(out_n, want_n), (sp, sn)
+    # the normals' output at chosen distances (in elements) after the positions' within a 4 KB
+    # page: LBS on AVX2 writes a block's normals before or after the next block's blends by
+    # how close the two are (outputs_close in csrc/skin_simd.template.c), with the same bits
+    page = 4096 // np.dtype(dtype).itemsize
+    raw = np.empty(6 * V + 4 * page, dtype)
+    start = (-raw.ctypes.data % 4096) // raw.itemsize
+    out = raw[start:][:3 * V].reshape(V, 3)
+    for gap, threads in ((0, 1), (2, 2), (8, 1), (12, 2), (24, 1), (32, 2), (page - 2, 1),
+                         (page // 2, 2)):
+        at = start + (3 * V // page + 1) * page + gap
+        out_n = raw[at:][:3 * V].reshape(V, 3)
+        out[...] = out_n[...] = 0
+        fn(P, infl, pal, normals=N, out=out, out_normals=out_n, threads=threads)
+        assert np.array_equal(out, want_p) and np.array_equal(out_n, want_n), gap
 
 
 def test_batch(path, influences, random_palette):
