@@ -1695,18 +1695,12 @@ SK_ALWAYS_INLINE int64_t lbs4d_blocks(const sk_skin_job_f64 *job, int64_t v, int
     int64_t v_prev = -1;
     for (int b = 0; v + 4 <= end; v += 4, b ^= 1) {
         /* big calls: the weights (32 bytes a vertex) 64 vertices ahead, 2-3% at 1M; also
-         * prefetching the positions and normals, or the indices, measured slower */
+         * prefetching the positions and normals (64-512 vertices ahead), or the indices,
+         * measured slower or within noise (Zen 5, the Xeon; 2-4% faster in one Zen 3 run) */
         if (stream && in->weights.data && v + 4 + 64 <= end)
             for (int l = 0; l < 2; ++l)
                 _mm_prefetch((const char *)in->weights.data + (v + 64) * in->weights.row + 64 * l,
                              _MM_HINT_T0);
-        /* and with normals their inputs 128 vertices ahead: 4% less time at 1M on the Xeon and
-         * 2-4% on Zen 3; positions only, 0-6% more */
-        if (stream && normals && v + 4 + 128 <= end)
-            for (int l = 0; l < 2; ++l) {
-                _mm_prefetch((const char *)(pin + 3 * (v + 128)) + 64 * l, _MM_HINT_T0);
-                _mm_prefetch((const char *)(nin + 3 * (v + 128)) + 64 * l, _MM_HINT_T0);
-            }
         if (kk == 4 && v + 8 <= end)
             rows4x4_f64(row[b ^ 1], &job->influences, v + 4, 4, it, job->n_joints,
                         SK_LBS_PREPARED_SIZE, job->prepared);
