@@ -7,6 +7,7 @@ import os
 import struct
 import sys
 import types
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -245,6 +246,8 @@ def test_bad_input_is_refused_before_anything_is_written(tmp_path, cesium):
         (dict(out=3), TypeError, "out must be"),
         (dict(scheduler="threads"), ValueError, "scheduler"),
         (dict(scheduler=object()), TypeError, "scheduler"),
+        # has .submit like a Client, but is none: refused once dask is imported
+        (dict(scheduler=ThreadPoolExecutor(1)), TypeError, "scheduler must be .* not ThreadPool"),
         (dict(scheduler="tcp://127.0.0.1:1", threads=2), ValueError, "threads"),
         (dict(mesh=sk.SkinnedMesh(mesh.positions, mesh.skeleton, mesh.influences),
               normals=True), ValueError, "normals"),

@@ -432,24 +432,27 @@ def _distributed():
     return distributed
 
 
+def _not_a_scheduler(scheduler):
+    return TypeError("scheduler must be a dask.distributed Client, a cluster or a scheduler "
+                     f"address, not {type(scheduler).__name__}")
+
+
 def _client(scheduler):
     """(client, ours): a Client as given, or one connected to an address / cluster."""
+    connect = isinstance(scheduler, str) or hasattr(scheduler, "scheduler_address")
     # wrong with or without dask, so said before importing it: a string that is no address,
     # and an object that is neither a Client (which has .submit) nor a cluster
     if isinstance(scheduler, str) and ":" not in scheduler:
         raise ValueError(f"scheduler: {scheduler!r} is not a scheduler address "
                          "('tcp://host:8786')")
-    if not (isinstance(scheduler, str) or hasattr(scheduler, "scheduler_address")
-            or hasattr(scheduler, "submit")):
-        raise TypeError("scheduler must be a dask.distributed Client, a cluster or a scheduler "
-                        f"address, not {type(scheduler).__name__}")
+    if not (connect or hasattr(scheduler, "submit")):
+        raise _not_a_scheduler(scheduler)
     distributed = _distributed()
     if isinstance(scheduler, distributed.Client):
         return scheduler, False
-    if isinstance(scheduler, str) or hasattr(scheduler, "scheduler_address"):
+    if connect:
         return distributed.Client(scheduler), True
-    raise TypeError("scheduler must be a dask.distributed Client, a cluster or a scheduler "
-                    f"address, not {type(scheduler).__name__}")
+    raise _not_a_scheduler(scheduler)
 
 
 def _run_dask(plan, sink, client, bar):
