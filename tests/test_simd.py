@@ -390,10 +390,11 @@ def test_large_outputs_misaligned_and_aligned(path, dtype, method, scale, unit_r
     # offset as the positions' (streamed alike) or at another (streamed through permutes)
     per_line = 64 // np.dtype(dtype).itemsize
     raw_p, raw_n = np.empty(3 * V + 2 * per_line, dtype), np.empty(3 * V + 2 * per_line, dtype)
-    line = lambda a: (-a.ctypes.data % 64) // a.itemsize  # the first element on a line
+    # the first element of a on a boundary of `size` bytes
+    first = lambda a, size: (-a.ctypes.data % size) // a.itemsize
     for sp, sn, threads in ((0, 0, 1), (3, 3, 2), (1, 2, 2), (5, 8, 1), (8, 1, 2), (4, 0, 2)):
-        out = raw_p[line(raw_p) + sp:][:3 * V].reshape(V, 3)
-        out_n = raw_n[line(raw_n) + sn:][:3 * V].reshape(V, 3)
+        out = raw_p[first(raw_p, 64) + sp:][:3 * V].reshape(V, 3)
+        out_n = raw_n[first(raw_n, 64) + sn:][:3 * V].reshape(V, 3)
         fn(P, infl, pal, normals=N, out=out, out_normals=out_n, threads=threads)
         assert np.array_equal(out, want_p) and np.array_equal(out_n, want_n), (sp, sn)
     # the normals' output at chosen distances (in elements) after the positions' within a 4 KB
@@ -401,7 +402,7 @@ def test_large_outputs_misaligned_and_aligned(path, dtype, method, scale, unit_r
     # how close the two are (outputs_close in csrc/skin_simd.template.c), with the same bits
     page = 4096 // np.dtype(dtype).itemsize
     raw = np.empty(6 * V + 4 * page, dtype)
-    start = (-raw.ctypes.data % 4096) // raw.itemsize
+    start = first(raw, 4096)
     out = raw[start:][:3 * V].reshape(V, 3)
     for gap, threads in ((0, 1), (2, 2), (8, 1), (12, 2), (24, 1), (32, 2), (page - 2, 1),
                          (page // 2, 2)):
