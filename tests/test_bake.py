@@ -246,7 +246,7 @@ def test_bad_input_is_refused_before_anything_is_written(tmp_path, cesium):
         (dict(out=3), TypeError, "out must be"),
         (dict(scheduler="threads"), ValueError, "scheduler"),
         (dict(scheduler=object()), TypeError, "scheduler"),
-        # has .submit like a Client, but is none: refused once dask is imported
+        # has .submit like a Client, but is none: refused with or without dask
         (dict(scheduler=ThreadPoolExecutor(1)), TypeError, "scheduler must be .* not ThreadPool"),
         (dict(scheduler="tcp://127.0.0.1:1", threads=2), ValueError, "threads"),
         (dict(mesh=sk.SkinnedMesh(mesh.positions, mesh.skeleton, mesh.influences),
@@ -330,6 +330,9 @@ def test_no_dask_names_the_extra(monkeypatch, cesium):
         sk.bake(mesh, clip, scheduler="threads")
     with pytest.raises(TypeError, match="scheduler must be .* not object"):
         sk.bake(mesh, clip, scheduler=object())
+    with ThreadPoolExecutor(1) as pool:  # has .submit, but no Client exists without dask
+        with pytest.raises(TypeError, match="scheduler must be .* not ThreadPoolExecutor"):
+            sk.bake(mesh, clip, scheduler=pool)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -447,12 +447,14 @@ def _client(scheduler):
                          "('tcp://host:8786')")
     if not (connect or hasattr(scheduler, "submit")):
         raise _not_a_scheduler(scheduler)
-    distributed = _distributed()
-    if isinstance(scheduler, distributed.Client):
+    if not connect:
+        # a Client exists only where distributed has been imported: anything else with a
+        # .submit (a ThreadPoolExecutor) is refused as such, with or without dask installed
+        distributed = sys.modules.get("distributed")
+        if distributed is None or not isinstance(scheduler, distributed.Client):
+            raise _not_a_scheduler(scheduler)
         return scheduler, False
-    if connect:
-        return distributed.Client(scheduler), True
-    raise _not_a_scheduler(scheduler)
+    return _distributed().Client(scheduler), True
 
 
 def _run_dask(plan, sink, client, bar):
