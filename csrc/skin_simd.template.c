@@ -1544,18 +1544,118 @@ SK_ALWAYS_INLINE __m256d inv_sqrt4d(__m256d x)
 #endif
 }
 
-/* Four vertices' rows [x y z _] to 12 packed doubles.  Without `stream`, rows of 4 in order
- * (each overwrites the next row's x), the last exactly 3; with it, packed into three registers
- * (permutes cost more than the overlapping stores, about 4% of a call in cache) and stored
- * aligned and non-temporal. */
-SK_ALWAYS_INLINE void lbs4d_store(double *out, const __m256d y[4], int stream)
+/* How lbs4d_store writes a block's rows: ordinary stores; non-temporal, aligned; or (AVX-512,
+ * lbs4d_pairs) by pairs of blocks, the first block's packed rows held in registers and written
+ * with the second's, so that each 64-byte line is written whole in one burst: aligned (the
+ * 24 doubles of a pair start a line), or shifted through permutes (rows_pair). */
+enum { ROWS_CACHED, ROWS_STREAM, ROWS_HOLD, ROWS_PAIR, ROWS_SHIFT };
+
+/* The state of an output written by pairs of blocks: the first block's packed rows, and for
+ * ROWS_SHIFT, where the pairs start d doubles (1-7) past a 64-byte boundary (an output at
+ * another offset within its cache line than the positions'), the lines assembled as in
+ * shift_stream: each from the previous pair's last register and this pair's, by one permute,
+ * the range's first and last partial lines by masked ordinary stores. */
+typedef struct {
+    __m256d held[3];
+#ifdef __AVX512F__
+    double *line;   /* ROWS_SHIFT: the next aligned line to write */
+    __m512i idx;    /* lane i <- lane 8 - d + i of (previous, next) */
+    __m512d carry;  /* the previous pair's last 8 doubles */
+    int d, started;
+#endif
+} rows_pair;
+
+/* Four vertices' rows [x y z _] packed into three registers of 12 doubles. */
+SK_ALWAYS_INLINE void lbs4d_pack(const __m256d y[4], __m256d r[3])
 {
-    if (!stream) {
+#ifdef __AVX512F__
+    /* one two-source permute a register, not two permutes and a blend as below: 2-5% less
+     * time for a streamed call on the Xeon */
+    r[0] = _mm256_permutex2var_pd(y[0], _mm256_setr_epi64x(0, 1, 2, 4), y[1]);
+    r[1] = _mm256_permutex2var_pd(y[1], _mm256_setr_epi64x(1, 2, 4, 5), y[2]);
+    r[2] = _mm256_permutex2var_pd(y[2], _mm256_setr_epi64x(2, 4, 5, 6), y[3]);
+#else
+    r[0] = _mm256_blend_pd(y[0], _mm256_permute4x64_pd(y[1], _MM_SHUFFLE(0, 0, 0, 0)), 0x8);
+    r[1] = _mm256_blend_pd(_mm256_permute4x64_pd(y[1], _MM_SHUFFLE(0, 0, 2, 1)),
+                           _mm256_permute4x64_pd(y[2], _MM_SHUFFLE(1, 0, 0, 0)), 0xC);
+    r[2] = _mm256_blend_pd(_mm256_permute4x64_pd(y[3], _MM_SHUFFLE(2, 1, 0, 0)),
+                           _mm256_permute4x64_pd(y[2], _MM_SHUFFLE(2, 2, 2, 2)), 0x1);
+#endif
+}
+
+SK_ALWAYS_INLINE void lbs4d_stream(double *out, const __m256d r[3])
+{
+    for (int i = 0; i < 3; ++i) _mm256_stream_pd(out + 4 * i, r[i]);
+}
+
+#ifdef __AVX512F__
+SK_ALWAYS_INLINE void pair_shift_begin(rows_pair *s, double *first)
+{
+    s->d = (int)(((uintptr_t)first & 63) / 8);
+    s->line = first - s->d;
+    s->idx = _mm512_add_epi64(_mm512_set1_epi64(8 - s->d),
+                              _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
+    s->carry = _mm512_setzero_pd();
+    s->started = 0;
+}
+
+/* A pair's 24 doubles: the held block's rows, then r. */
+SK_ALWAYS_INLINE void pair_shift_put(rows_pair *s, const __m256d r[3])
+{
+    const __m512d a = _mm512_insertf64x4(_mm512_castpd256_pd512(s->held[0]), s->held[1], 1);
+    const __m512d b = _mm512_insertf64x4(_mm512_castpd256_pd512(s->held[2]), r[0], 1);
+    const __m512d c = _mm512_insertf64x4(_mm512_castpd256_pd512(r[1]), r[2], 1);
+    const __m512d first = _mm512_permutex2var_pd(s->carry, s->idx, a);
+    if (s->started)
+        _mm512_stream_pd(s->line, first);
+    else /* the range's first line: from the pair's start on */
+        _mm512_mask_storeu_pd(s->line, (__mmask8)(0xffu << s->d), first);
+    _mm512_stream_pd(s->line + 8, _mm512_permutex2var_pd(a, s->idx, b));
+    _mm512_stream_pd(s->line + 16, _mm512_permutex2var_pd(b, s->idx, c));
+    s->carry = c;
+    s->line += 24;
+    s->started = 1;
+}
+
+/* The last pair's last d doubles (the rest of their line is the next range's or the tail's). */
+SK_ALWAYS_INLINE void pair_shift_end(rows_pair *s)
+{
+    if (s->started)
+        _mm512_mask_storeu_pd(s->line, (__mmask8)((1u << s->d) - 1),
+                              _mm512_permutex2var_pd(s->carry, s->idx, s->carry));
+}
+#endif
+
+/* Four vertices' rows [x y z _] to 12 packed doubles at out, written the way `mode` says.
+ * ROWS_CACHED: rows of 4 in order (each overwrites the next row's x), the last exactly 3;
+ * otherwise packed (permutes cost more than the overlapping stores, about 4% of a call in
+ * cache) and streamed aligned; ROWS_HOLD keeps them in `pair` instead, and ROWS_PAIR first
+ * streams the held rows to the 12 doubles before out (ROWS_SHIFT: both through the shift). */
+SK_ALWAYS_INLINE void lbs4d_store(double *out, const __m256d y[4], int mode, rows_pair *pair)
+{
+    if (mode == ROWS_CACHED) {
         for (int i = 0; i < 3; ++i) _mm256_storeu_pd(out + 3 * i, y[i]);
         _mm_storeu_pd(out + 9, _mm256_castpd256_pd128(y[3]));
         _mm_store_sd(out + 11, _mm256_extractf128_pd(y[3], 1));
         return;
     }
+#ifdef __AVX512F__
+    __m256d r[3];
+    lbs4d_pack(y, r);
+    if (mode == ROWS_HOLD) {
+        for (int i = 0; i < 3; ++i) pair->held[i] = r[i];
+        return;
+    }
+    if (mode == ROWS_SHIFT) {
+        pair_shift_put(pair, r);
+        return;
+    }
+    if (mode == ROWS_PAIR) lbs4d_stream(out - 12, pair->held);
+    lbs4d_stream(out, r);
+#else
+    /* AVX2 keeps its own spelling: the form above (the rows in an array, one stream loop),
+     * with the range's head split by fours, measured 3-8% slower for a streamed 1M call on
+     * Zen 3 */
     const __m256d r0 = _mm256_blend_pd(y[0], _mm256_permute4x64_pd(y[1], _MM_SHUFFLE(0, 0, 0, 0)), 0x8);
     const __m256d r1 = _mm256_blend_pd(_mm256_permute4x64_pd(y[1], _MM_SHUFFLE(0, 0, 2, 1)),
                                        _mm256_permute4x64_pd(y[2], _MM_SHUFFLE(1, 0, 0, 0)), 0xC);
@@ -1564,16 +1664,29 @@ SK_ALWAYS_INLINE void lbs4d_store(double *out, const __m256d y[4], int stream)
     _mm256_stream_pd(out, r0);
     _mm256_stream_pd(out + 4, r1);
     _mm256_stream_pd(out + 8, r2);
+#endif
 }
 
+#ifdef __AVX512F__
+/* The vertices in `copy` (bit i) given their input rows in the registers, for the modes that
+ * write a block's rows later (lbs4d_pairs): an exact copy, read before anything is written. */
+SK_ALWAYS_INLINE void lbs4d_copy_rows(__m256d y[4], const double *in, int n, unsigned copy)
+{
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i)
+        if (i < n && (copy >> i & 1))
+            y[i] = _mm256_setr_pd(in[3 * i], in[3 * i + 1], in[3 * i + 2], 0.0);
+}
+#endif
+
 /* The first half of lbs4d_block: the four blends and their products; stores the positions
- * (`copy`: copied through) and leaves the normals in yn, not yet unit length (with normals: nin
- * not NULL); returns the vertices to copy through (bit i). */
+ * (`copy`: copied through) the way `mode` says (lbs4d_store) and leaves the normals in yn, not
+ * yet unit length (with normals: nin not NULL); returns the vertices to copy through (bit i). */
 SK_ALWAYS_INLINE unsigned lbs4d_front(const sk_skin_job_f64 *job, int64_t v0, int n,
                                       const double *const *row, const double *pin,
                                       const double *nin, double *pout, __m256d yn[4],
-                                      int stream_p, int rigid, sk_index_type it, int64_t kk,
-                                      sk_weight_type wt)
+                                      int mode, rows_pair *pair, int rigid, sk_index_type it,
+                                      int64_t kk, sk_weight_type wt)
 {
     const int normals = nin != NULL, cof = normals && !rigid;
     /* the four blends unrolled (their chains of multiply-adds overlap: 2-5% less time than a
@@ -1608,23 +1721,31 @@ SK_ALWAYS_INLINE unsigned lbs4d_front(const sk_skin_job_f64 *job, int64_t v0, in
                 _mm256_mul_pd(c[1], _mm256_broadcast_sd(q + 1)));
         }
     }
-    /* the copies read before the store: out may be the positions themselves */
+    /* the copies read before the store (out may be the positions themselves) and written over
+     * the stored rows; put in the registers where the rows are written later (AVX-512 pairs;
+     * doing that for every mode measured slower on Zen 3) */
+#ifdef __AVX512F__
+    if (copy && mode >= ROWS_HOLD) lbs4d_copy_rows(yp, pin, n, copy);
+    const int patch = copy && mode < ROWS_HOLD;
+#else
+    const int patch = copy != 0;
+#endif
     double keep[4][3];
-    if (copy)
+    if (patch)
         for (int i = 0; i < n; ++i)
             if (copy >> i & 1) memcpy(keep[i], pin + 3 * i, 3 * sizeof(double));
-    lbs4d_store(pout, yp, stream_p);
-    if (copy)
+    lbs4d_store(pout, yp, mode, pair);
+    if (patch)
         for (int i = 0; i < n; ++i)
             if (copy >> i & 1) memcpy(pout + 3 * i, keep[i], 3 * sizeof(double));
     return copy;
 }
 
-/* The second half of lbs4d_block: the normals yn made unit length and stored, and the
- * vertices in `copy` given their input normals (out_normals never overlaps an input).  Each
- * |n|^2 is (x^2 + y^2) + (z^2 + 0). */
+/* The second half of lbs4d_block: the normals yn made unit length, the vertices in `copy`
+ * given their input normals, and stored the way `mode` says.  Each |n|^2 is
+ * (x^2 + y^2) + (z^2 + 0). */
 SK_ALWAYS_INLINE void lbs4d_normals(const double *nin, double *nout, int n, __m256d yn[4],
-                                    unsigned copy, int stream)
+                                    unsigned copy, int mode, rows_pair *pair)
 {
     __m256d s[4];
     for (int i = 0; i < 4; ++i) s[i] = _mm256_mul_pd(yn[i], yn[i]);
@@ -1635,8 +1756,14 @@ SK_ALWAYS_INLINE void lbs4d_normals(const double *nin, double *nout, int n, __m2
     yn[1] = _mm256_mul_pd(yn[1], _mm256_permute4x64_pd(inv, 0x55));
     yn[2] = _mm256_mul_pd(yn[2], _mm256_permute4x64_pd(inv, 0xAA));
     yn[3] = _mm256_mul_pd(yn[3], _mm256_permute4x64_pd(inv, 0xFF));
-    lbs4d_store(nout, yn, stream);
-    if (copy)
+#ifdef __AVX512F__
+    if (copy && mode >= ROWS_HOLD) lbs4d_copy_rows(yn, nin, n, copy);
+    const int patch = copy && mode < ROWS_HOLD;
+#else
+    const int patch = copy != 0;
+#endif
+    lbs4d_store(nout, yn, mode, pair);
+    if (patch) /* (out_normals never overlaps an input) */
         for (int i = 0; i < n; ++i)
             if (copy >> i & 1) memcpy(nout + 3 * i, nin + 3 * i, 3 * sizeof(double));
 }
@@ -1649,9 +1776,10 @@ SK_ALWAYS_INLINE void lbs4d_block(const sk_skin_job_f64 *job, int64_t v0, int n,
                                   int64_t kk, sk_weight_type wt)
 {
     __m256d yn[4];
-    const unsigned copy = lbs4d_front(job, v0, n, row, pin, nin, pout, yn, stream_p, rigid, it,
-                                      kk, wt);
-    if (nin) lbs4d_normals(nin, nout, n, yn, copy, stream_n);
+    const unsigned copy = lbs4d_front(job, v0, n, row, pin, nin, pout, yn,
+                                      stream_p ? ROWS_STREAM : ROWS_CACHED, NULL, rigid, it, kk,
+                                      wt);
+    if (nin) lbs4d_normals(nin, nout, n, yn, copy, stream_n ? ROWS_STREAM : ROWS_CACHED, NULL);
 }
 
 SK_ALWAYS_INLINE void lbs4d_part(const sk_skin_job_f64 *job, int64_t v0, int64_t n, int rigid,
@@ -1671,6 +1799,7 @@ SK_ALWAYS_INLINE void lbs4d_part(const sk_skin_job_f64 *job, int64_t v0, int64_t
     if (normals) scatter3_f64(&job->out_normals, v0, n, on);
 }
 
+/* Whole blocks of 4 from v while they fit before end; returns where they stopped. */
 /* Whole blocks of 4 from v while they fit before end; returns where they stopped. */
 SK_ALWAYS_INLINE int64_t lbs4d_blocks(const sk_skin_job_f64 *job, int64_t v, int64_t end,
                                       const double *pin, const double *nin, double *pout,
@@ -1693,10 +1822,13 @@ SK_ALWAYS_INLINE int64_t lbs4d_blocks(const sk_skin_job_f64 *job, int64_t v, int
     __m256d yn_prev[4];
     unsigned copy_prev = 0;
     int64_t v_prev = -1;
+    const int mode_p = stream ? ROWS_STREAM : ROWS_CACHED;
+    const int mode_n = stream_n ? ROWS_STREAM : ROWS_CACHED;
     for (int b = 0; v + 4 <= end; v += 4, b ^= 1) {
         /* big calls: the weights (32 bytes a vertex) 64 vertices ahead, 2-3% at 1M; also
          * prefetching the positions and normals (64-512 vertices ahead), or the indices,
-         * measured slower or within noise (Zen 5, the Xeon; 2-4% faster in one Zen 3 run) */
+         * measured slower or within noise (Zen 5, the Xeon; 2-4% faster in one Zen 3 run;
+         * but see lbs4d_pairs) */
         if (stream && in->weights.data && v + 4 + 64 <= end)
             for (int l = 0; l < 2; ++l)
                 _mm_prefetch((const char *)in->weights.data + (v + 64) * in->weights.row + 64 * l,
@@ -1706,22 +1838,78 @@ SK_ALWAYS_INLINE int64_t lbs4d_blocks(const sk_skin_job_f64 *job, int64_t v, int
                         SK_LBS_PREPARED_SIZE, job->prepared);
         __m256d yn[4];
         const unsigned copy = lbs4d_front(job, v, 4, row[b], pin + 3 * v,
-                                          normals ? nin + 3 * v : NULL, pout + 3 * v, yn, stream,
-                                          rigid, it, kk, wt);
+                                          normals ? nin + 3 * v : NULL, pout + 3 * v, yn, mode_p,
+                                          NULL, rigid, it, kk, wt);
         if (normals && !defer) {
-            lbs4d_normals(nin + 3 * v, nout + 3 * v, 4, yn, copy, stream_n);
+            lbs4d_normals(nin + 3 * v, nout + 3 * v, 4, yn, copy, mode_n, NULL);
         } else if (normals) {
             if (v_prev >= 0)
-                lbs4d_normals(nin + 3 * v_prev, nout + 3 * v_prev, 4, yn_prev, copy_prev, stream_n);
+                lbs4d_normals(nin + 3 * v_prev, nout + 3 * v_prev, 4, yn_prev, copy_prev, mode_n,
+                              NULL);
             for (int i = 0; i < 4; ++i) yn_prev[i] = yn[i];
             copy_prev = copy;
             v_prev = v;
         }
     }
     if (normals && defer && v_prev >= 0)
-        lbs4d_normals(nin + 3 * v_prev, nout + 3 * v_prev, 4, yn_prev, copy_prev, stream_n);
+        lbs4d_normals(nin + 3 * v_prev, nout + 3 * v_prev, 4, yn_prev, copy_prev, mode_n, NULL);
     return v;
 }
+
+#ifdef __AVX512F__
+/* As lbs4d_blocks with normals, streamed, for pairs of blocks (8 vertices, 192 bytes of each
+ * output) from v, where the positions' output is 64-byte aligned: each block's positions and
+ * normals are packed, the first block's held, and each output's three lines written together
+ * with the second block's (`shift_n`: the normals' through rows_pair's shift, their output being
+ * d doubles past a line there).  On the Xeon, with the prefetch below and lbs4d_pack's
+ * permutes, a 1M-vertex call took 0.85-0.92x the time of four-vertex blocks with half lines
+ * streamed as they come (their normals cached where not 32-byte aligned), 300k 0.92-0.97x
+ * (paired A/Bs, same bits).  On Zen 3 the pairs and the prefetch measured within noise, so
+ * AVX2 keeps lbs4d_blocks; positions only keep it too (pairs: 2% slower).  Returns where the
+ * pairs stopped. */
+SK_ALWAYS_INLINE int64_t lbs4d_pairs(const sk_skin_job_f64 *job, int64_t v, int64_t end,
+                                     const double *pin, const double *nin, double *pout,
+                                     double *nout, const int rigid, const int shift_n,
+                                     sk_index_type it, int64_t kk, sk_weight_type wt)
+{
+    const double *row[2][16];
+    if (kk == 4 && v + 4 <= end)
+        rows4x4_f64(row[0], &job->influences, v, 4, it, job->n_joints, SK_LBS_PREPARED_SIZE,
+                    job->prepared);
+    const sk_influences *in = &job->influences;
+    rows_pair pp, pn;
+    memset(&pp, 0, sizeof pp);
+    memset(&pn, 0, sizeof pn);
+    if (shift_n) pair_shift_begin(&pn, nout + 3 * v);
+    for (; v + 8 <= end; v += 8) {
+        /* the weights 64 vertices ahead (as lbs4d_blocks), the positions and normals 128 (4-5%
+         * at 1M on the Xeon, with the pairs; 0.6-2.4% more time at 262k-300k) */
+        if (v + 8 + 128 <= end) {
+            for (int l = 0; in->weights.data && l < 4; ++l)
+                _mm_prefetch((const char *)in->weights.data + (v + 64) * in->weights.row + 64 * l,
+                             _MM_HINT_T0);
+            for (int l = 0; l < 3; ++l) {
+                _mm_prefetch((const char *)(pin + 3 * (v + 128)) + 64 * l, _MM_HINT_T0);
+                _mm_prefetch((const char *)(nin + 3 * (v + 128)) + 64 * l, _MM_HINT_T0);
+            }
+        }
+        for (int b = 0; b < 2; ++b) { /* the pair's blocks: the first held, the second both */
+            const int64_t u = v + 4 * b;
+            if (kk == 4 && u + 8 <= end)
+                rows4x4_f64(row[b ^ 1], &job->influences, u + 4, 4, it, job->n_joints,
+                            SK_LBS_PREPARED_SIZE, job->prepared);
+            __m256d yn[4];
+            const unsigned copy = lbs4d_front(job, u, 4, row[b], pin + 3 * u, nin + 3 * u,
+                                              pout + 3 * u, yn, b ? ROWS_PAIR : ROWS_HOLD, &pp,
+                                              rigid, it, kk, wt);
+            lbs4d_normals(nin + 3 * u, nout + 3 * u, 4, yn, copy,
+                          !b ? ROWS_HOLD : shift_n ? ROWS_SHIFT : ROWS_PAIR, &pn);
+        }
+    }
+    if (shift_n) pair_shift_end(&pn);
+    return v;
+}
+#endif
 
 SK_ALWAYS_INLINE void lbs4d_range(const sk_skin_job_f64 *job, int64_t begin, int64_t end,
                                   sk_index_type it, int64_t kk, sk_weight_type wt)
@@ -1735,13 +1923,23 @@ SK_ALWAYS_INLINE void lbs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
         double *pout = (double *)job->out_positions.data;
         double *nout = (double *)job->out_normals.data;
         int stream = job->stream;
-        /* a partial head until the positions are 32-byte aligned */
+        /* a partial head until the positions are 32-byte aligned (AVX-512: 64, for
+         * lbs4d_pairs; up to 7 vertices) */
+#ifdef __AVX512F__
+        const int64_t head = stream_head(&stream, pout + 3 * v, 3 * sizeof(double), 8, 64,
+                                         end - v);
+        for (int64_t done = 0; done < head; done += 4) {
+            lbs4d_part(job, v, head - done < 4 ? head - done : 4, rigid, it, kk, wt);
+            v += head - done < 4 ? head - done : 4;
+        }
+#else
         const int64_t head = stream_head(&stream, pout + 3 * v, 3 * sizeof(double), 4, 32,
                                          end - v);
         if (head > 0) {
             lbs4d_part(job, v, head, rigid, it, kk, wt);
             v += head;
         }
+#endif
 #ifdef __AVX512F__
         const int defer = 0; /* the Xeon: at most 4% for outputs_close layouts, deferring 4-14% */
 #else
@@ -1751,6 +1949,18 @@ SK_ALWAYS_INLINE void lbs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
         /* the loop compiled once for each case: with rigid a run-time flag, the blends tested
          * it per slot and spilled their registers; with `normals` one, positions only took 18%
          * more time (AVX-512) and 21% (AVX2) at 100k and 1M vertices */
+#ifdef __AVX512F__
+        const int shift_n = normals && ((uintptr_t)(nout + 3 * v) & 63) != 0;
+        if (stream && rigid && shift_n)
+            v = lbs4d_pairs(job, v, end, pin, nin, pout, nout, 1, 1, it, kk, wt);
+        else if (stream && rigid)
+            v = lbs4d_pairs(job, v, end, pin, nin, pout, nout, 1, 0, it, kk, wt);
+        else if (stream && normals && shift_n)
+            v = lbs4d_pairs(job, v, end, pin, nin, pout, nout, 0, 1, it, kk, wt);
+        else if (stream && normals)
+            v = lbs4d_pairs(job, v, end, pin, nin, pout, nout, 0, 0, it, kk, wt);
+        else
+#endif
         if (rigid && defer) /* (with normals) */
             v = lbs4d_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 1, 1, 1, it, kk,
                              wt);
