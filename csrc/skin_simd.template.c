@@ -863,7 +863,8 @@ SK_ALWAYS_INLINE void lbs16_prefetch(const sk_skin_job_f32 *job, const float *pi
 }
 
 /* A packed float32 output written in blocks of 48 floats with aligned non-temporal stores although
- * its blocks start d floats (1-15) past a 64-byte boundary: each aligned line is assembled from
+ * its blocks start d floats (1-15) past a 64-byte boundary (also float64 LBS's pairs of blocks,
+ * 24 doubles as 48 floats, lbs4d_pairs: a permute moves the bits unchanged): each aligned line is assembled from
  * the previous block's last register and this block's (one permute per line), and the range's
  * first and last partial lines get ordinary masked stores.  For the normals when their output
  * sits at another offset within a cache line than the positions' (NumPy aligns arrays to 16
@@ -1551,36 +1552,25 @@ SK_ALWAYS_INLINE __m256d inv_sqrt4d(__m256d x)
 enum { ROWS_CACHED, ROWS_STREAM, ROWS_HOLD, ROWS_PAIR, ROWS_SHIFT };
 
 /* The state of an output written by pairs of blocks: the first block's packed rows, and for
- * ROWS_SHIFT, where the pairs start d doubles (1-7) past a 64-byte boundary (an output at
- * another offset within its cache line than the positions'), the lines assembled as in
- * shift_stream: each from the previous pair's last register and this pair's, by one permute,
- * the range's first and last partial lines by masked ordinary stores. */
+ * ROWS_SHIFT, where the pairs start 1-7 doubles past a 64-byte boundary (an output at another
+ * offset within its cache line than the positions'), float32's shift_stream, each pair's 24
+ * doubles going through it as 48 floats. */
 typedef struct {
     __m256d held[3];
 #ifdef __AVX512F__
-    double *line;   /* ROWS_SHIFT: the next aligned line to write */
-    __m512i idx;    /* lane i <- lane 8 - d + i of (previous, next) */
-    __m512d carry;  /* the previous pair's last 8 doubles */
-    int d, started;
+    shift_stream shift;
 #endif
 } rows_pair;
 
-/* Four vertices' rows [x y z _] packed into three registers of 12 doubles. */
+#ifdef __AVX512F__
+/* Four vertices' rows [x y z _] packed into three registers of 12 doubles: one two-source
+ * permute a register, not two permutes and a blend as AVX2's lbs4d_store below (2-5% less
+ * time for a streamed call on the Xeon). */
 SK_ALWAYS_INLINE void lbs4d_pack(const __m256d y[4], __m256d r[3])
 {
-#ifdef __AVX512F__
-    /* one two-source permute a register, not two permutes and a blend as below: 2-5% less
-     * time for a streamed call on the Xeon */
     r[0] = _mm256_permutex2var_pd(y[0], _mm256_setr_epi64x(0, 1, 2, 4), y[1]);
     r[1] = _mm256_permutex2var_pd(y[1], _mm256_setr_epi64x(1, 2, 4, 5), y[2]);
     r[2] = _mm256_permutex2var_pd(y[2], _mm256_setr_epi64x(2, 4, 5, 6), y[3]);
-#else
-    r[0] = _mm256_blend_pd(y[0], _mm256_permute4x64_pd(y[1], _MM_SHUFFLE(0, 0, 0, 0)), 0x8);
-    r[1] = _mm256_blend_pd(_mm256_permute4x64_pd(y[1], _MM_SHUFFLE(0, 0, 2, 1)),
-                           _mm256_permute4x64_pd(y[2], _MM_SHUFFLE(1, 0, 0, 0)), 0xC);
-    r[2] = _mm256_blend_pd(_mm256_permute4x64_pd(y[3], _MM_SHUFFLE(2, 1, 0, 0)),
-                           _mm256_permute4x64_pd(y[2], _MM_SHUFFLE(2, 2, 2, 2)), 0x1);
-#endif
 }
 
 SK_ALWAYS_INLINE void lbs4d_stream(double *out, const __m256d r[3])
@@ -1588,41 +1578,14 @@ SK_ALWAYS_INLINE void lbs4d_stream(double *out, const __m256d r[3])
     for (int i = 0; i < 3; ++i) _mm256_stream_pd(out + 4 * i, r[i]);
 }
 
-#ifdef __AVX512F__
-SK_ALWAYS_INLINE void pair_shift_begin(rows_pair *s, double *first)
-{
-    s->d = (int)(((uintptr_t)first & 63) / 8);
-    s->line = first - s->d;
-    s->idx = _mm512_add_epi64(_mm512_set1_epi64(8 - s->d),
-                              _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
-    s->carry = _mm512_setzero_pd();
-    s->started = 0;
-}
-
-/* A pair's 24 doubles: the held block's rows, then r. */
+/* A pair's 24 doubles, the held block's rows then r, through the shift. */
 SK_ALWAYS_INLINE void pair_shift_put(rows_pair *s, const __m256d r[3])
 {
-    const __m512d a = _mm512_insertf64x4(_mm512_castpd256_pd512(s->held[0]), s->held[1], 1);
-    const __m512d b = _mm512_insertf64x4(_mm512_castpd256_pd512(s->held[2]), r[0], 1);
-    const __m512d c = _mm512_insertf64x4(_mm512_castpd256_pd512(r[1]), r[2], 1);
-    const __m512d first = _mm512_permutex2var_pd(s->carry, s->idx, a);
-    if (s->started)
-        _mm512_stream_pd(s->line, first);
-    else /* the range's first line: from the pair's start on */
-        _mm512_mask_storeu_pd(s->line, (__mmask8)(0xffu << s->d), first);
-    _mm512_stream_pd(s->line + 8, _mm512_permutex2var_pd(a, s->idx, b));
-    _mm512_stream_pd(s->line + 16, _mm512_permutex2var_pd(b, s->idx, c));
-    s->carry = c;
-    s->line += 24;
-    s->started = 1;
-}
-
-/* The last pair's last d doubles (the rest of their line is the next range's or the tail's). */
-SK_ALWAYS_INLINE void pair_shift_end(rows_pair *s)
-{
-    if (s->started)
-        _mm512_mask_storeu_pd(s->line, (__mmask8)((1u << s->d) - 1),
-                              _mm512_permutex2var_pd(s->carry, s->idx, s->carry));
+    const __m512 rows[3] = {
+        _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(s->held[0]), s->held[1], 1)),
+        _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(s->held[2]), r[0], 1)),
+        _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(r[1]), r[2], 1))};
+    shift_put48(&s->shift, rows);
 }
 #endif
 
@@ -1800,7 +1763,6 @@ SK_ALWAYS_INLINE void lbs4d_part(const sk_skin_job_f64 *job, int64_t v0, int64_t
 }
 
 /* Whole blocks of 4 from v while they fit before end; returns where they stopped. */
-/* Whole blocks of 4 from v while they fit before end; returns where they stopped. */
 SK_ALWAYS_INLINE int64_t lbs4d_blocks(const sk_skin_job_f64 *job, int64_t v, int64_t end,
                                       const double *pin, const double *nin, double *pout,
                                       double *nout, int stream, int stream_n, int rigid,
@@ -1880,7 +1842,7 @@ SK_ALWAYS_INLINE int64_t lbs4d_pairs(const sk_skin_job_f64 *job, int64_t v, int6
     rows_pair pp, pn;
     memset(&pp, 0, sizeof pp);
     memset(&pn, 0, sizeof pn);
-    if (shift_n) pair_shift_begin(&pn, nout + 3 * v);
+    if (shift_n) shift_begin(&pn.shift, (float *)(nout + 3 * v));
     for (; v + 8 <= end; v += 8) {
         /* the weights 64 vertices ahead (as lbs4d_blocks), the positions and normals 128 (4-5%
          * at 1M on the Xeon, with the pairs; 0.6-2.4% more time at 262k-300k) */
@@ -1906,7 +1868,7 @@ SK_ALWAYS_INLINE int64_t lbs4d_pairs(const sk_skin_job_f64 *job, int64_t v, int6
                           !b ? ROWS_HOLD : shift_n ? ROWS_SHIFT : ROWS_PAIR, &pn);
         }
     }
-    if (shift_n) pair_shift_end(&pn);
+    if (shift_n) shift_end(&pn.shift);
     return v;
 }
 #endif
@@ -1928,9 +1890,9 @@ SK_ALWAYS_INLINE void lbs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
 #ifdef __AVX512F__
         const int64_t head = stream_head(&stream, pout + 3 * v, 3 * sizeof(double), 8, 64,
                                          end - v);
-        for (int64_t done = 0; done < head; done += 4) {
-            lbs4d_part(job, v, head - done < 4 ? head - done : 4, rigid, it, kk, wt);
-            v += head - done < 4 ? head - done : 4;
+        for (int64_t left = head, n; left > 0; left -= n, v += n) {
+            n = left < 4 ? left : 4;
+            lbs4d_part(job, v, n, rigid, it, kk, wt);
         }
 #else
         const int64_t head = stream_head(&stream, pout + 3 * v, 3 * sizeof(double), 4, 32,
