@@ -40,6 +40,8 @@ Ratios and the issue's targets (1M vertices, float32, K = 4, normals, Influences
   f64_over_f32 = float64 time / float32 time      <= 2.2
   raw_over_influences = raw arrays / Influences   <= 1.35
   batch_over_frames = batch time / (F x one frame)   ~ 1  (batches scale linearly)
+and, beside lbs_vs_probe, the probe's time over three kernels with less work a vertex:
+lbs_2_threads_vs_probe, positions_only_vs_probe and rigid_vs_probe (one joint a vertex).
 Each ratio is the median over the rounds of the ratio within one round (paired samples taken
 within a second of each other), so the slow swings of a shared machine cancel out of it; the
 ns/vertex columns are each contender's own median.
@@ -353,6 +355,10 @@ def ratios(rows):
         "batch_over_frames": r(batch, lbs),
         "positions_only_over_normals": r("lbs f32 positions only", lbs),
         "rigid_over_lbs": r("rigid f32 normals", lbs),
+        # context for lbs_vs_probe: how near the probe kernels with less work per vertex come
+        "lbs_2_threads_vs_probe": r("probe (V,6) f32 add", "lbs f32 normals 2 threads"),
+        "positions_only_vs_probe": r("probe (V,6) f32 add", "lbs f32 positions only"),
+        "rigid_vs_probe": r("probe (V,6) f32 add", "rigid f32 normals"),
     }
     if "numpy f32 normals" in t:
         out["lbs_vs_numpy"] = r("numpy f32 normals", lbs)
@@ -426,6 +432,11 @@ def main(argv=None):
                          "met": bool(ok)})
         print(f"  {name:<22} at {V:>9,}: {value:7.3f}  (target {op} {bound})  "
               f"{'met' if ok else 'NOT MET'}")
+    V = max(all_ratios)
+    print(f"  context at {V:,}: of the probe's throughput, LBS on 2 threads "
+          f"{all_ratios[V]['lbs_2_threads_vs_probe']:.3f}, LBS positions only "
+          f"{all_ratios[V]['positions_only_vs_probe']:.3f}, rigid with normals (one joint a "
+          f"vertex, no blend) {all_ratios[V]['rigid_vs_probe']:.3f}")
     for V, ch in all_checks.items():
         temp = max(ch["peak_bytes_lbs_call"], ch["peak_bytes_lbs_raw_call"])
         print(f"  V = {V:>9,}: bit-identical for 1/2/3 threads: {ch['bit_identical_threads_1_2_3']}; "
