@@ -343,10 +343,10 @@ def ratios(rows):
     def r(a, b):
         return float(np.median(t[a] / t[b]))
 
-    lbs = "lbs f32 normals"
+    lbs, probe = "lbs f32 normals", "probe (V,6) f32 add"
     batch = next(k for k in t if "batch" in k)
     out = {
-        "lbs_vs_probe": r("probe (V,6) f32 add", lbs),
+        "lbs_vs_probe": r(probe, lbs),
         "dqs_over_lbs": r("dqs f32 normals", lbs),
         "threads_2_over_1": r(lbs, "lbs f32 normals 2 threads"),
         "dqs_threads_2_over_1": r("dqs f32 normals", "dqs f32 normals 2 threads"),
@@ -356,9 +356,9 @@ def ratios(rows):
         "positions_only_over_normals": r("lbs f32 positions only", lbs),
         "rigid_over_lbs": r("rigid f32 normals", lbs),
         # context for lbs_vs_probe: how near the probe kernels with less work per vertex come
-        "lbs_2_threads_vs_probe": r("probe (V,6) f32 add", "lbs f32 normals 2 threads"),
-        "positions_only_vs_probe": r("probe (V,6) f32 add", "lbs f32 positions only"),
-        "rigid_vs_probe": r("probe (V,6) f32 add", "rigid f32 normals"),
+        "lbs_2_threads_vs_probe": r(probe, "lbs f32 normals 2 threads"),
+        "positions_only_vs_probe": r(probe, "lbs f32 positions only"),
+        "rigid_vs_probe": r(probe, "rigid f32 normals"),
     }
     if "numpy f32 normals" in t:
         out["lbs_vs_numpy"] = r("numpy f32 normals", lbs)
