@@ -1630,17 +1630,23 @@ SK_ALWAYS_INLINE void lbs4d_store(double *out, const __m256d y[4], int mode, row
 #endif
 }
 
-#ifdef __AVX512F__
-/* The vertices in `copy` (bit i) given their input rows in the registers, for the modes that
- * write a block's rows later (lbs4d_pairs): an exact copy, read before anything is written. */
-SK_ALWAYS_INLINE void lbs4d_copy_rows(__m256d y[4], const double *in, int n, unsigned copy)
+/* The vertices in `copy` (bit i) copied through: given their input rows in the registers where
+ * the rows are written later (AVX-512, lbs4d_pairs: an exact copy, read before anything is
+ * written; doing that for every mode measured slower on Zen 3), and otherwise left for the
+ * caller to write over the stored rows (returns 1 then). */
+SK_ALWAYS_INLINE int lbs4d_copy_rows(__m256d y[4], const double *in, int n, unsigned copy, int mode)
 {
+#ifdef __AVX512F__
+    if (copy && mode >= ROWS_HOLD) {
 #pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i)
-        if (i < n && (copy >> i & 1))
-            y[i] = _mm256_setr_pd(in[3 * i], in[3 * i + 1], in[3 * i + 2], 0.0);
-}
+        for (int i = 0; i < 4; ++i)
+            if (i < n && (copy >> i & 1))
+                y[i] = _mm256_setr_pd(in[3 * i], in[3 * i + 1], in[3 * i + 2], 0.0);
+        return 0;
+    }
 #endif
+    return copy != 0;
+}
 
 /* The first half of lbs4d_block: the four blends and their products; stores the positions
  * (`copy`: copied through) the way `mode` says (lbs4d_store) and leaves the normals in yn, not
@@ -1684,15 +1690,8 @@ SK_ALWAYS_INLINE unsigned lbs4d_front(const sk_skin_job_f64 *job, int64_t v0, in
                 _mm256_mul_pd(c[1], _mm256_broadcast_sd(q + 1)));
         }
     }
-    /* the copies read before the store (out may be the positions themselves) and written over
-     * the stored rows; put in the registers where the rows are written later (AVX-512 pairs;
-     * doing that for every mode measured slower on Zen 3) */
-#ifdef __AVX512F__
-    if (copy && mode >= ROWS_HOLD) lbs4d_copy_rows(yp, pin, n, copy);
-    const int patch = copy && mode < ROWS_HOLD;
-#else
-    const int patch = copy != 0;
-#endif
+    /* the copies read before the store (out may be the positions themselves) */
+    const int patch = lbs4d_copy_rows(yp, pin, n, copy, mode);
     double keep[4][3];
     if (patch)
         for (int i = 0; i < n; ++i)
@@ -1719,12 +1718,7 @@ SK_ALWAYS_INLINE void lbs4d_normals(const double *nin, double *nout, int n, __m2
     yn[1] = _mm256_mul_pd(yn[1], _mm256_permute4x64_pd(inv, 0x55));
     yn[2] = _mm256_mul_pd(yn[2], _mm256_permute4x64_pd(inv, 0xAA));
     yn[3] = _mm256_mul_pd(yn[3], _mm256_permute4x64_pd(inv, 0xFF));
-#ifdef __AVX512F__
-    if (copy && mode >= ROWS_HOLD) lbs4d_copy_rows(yn, nin, n, copy);
-    const int patch = copy && mode < ROWS_HOLD;
-#else
-    const int patch = copy != 0;
-#endif
+    const int patch = lbs4d_copy_rows(yn, nin, n, copy, mode);
     lbs4d_store(nout, yn, mode, pair);
     if (patch) /* (out_normals never overlaps an input) */
         for (int i = 0; i < n; ++i)
