@@ -1783,8 +1783,7 @@ SK_ALWAYS_INLINE int64_t lbs4d_blocks(const sk_skin_job_f64 *job, int64_t v, int
     for (int b = 0; v + 4 <= end; v += 4, b ^= 1) {
         /* big calls: the weights (32 bytes a vertex) 64 vertices ahead, 2-3% at 1M; also
          * prefetching the positions and normals (64-512 vertices ahead), or the indices,
-         * measured slower or within noise (Zen 5, the Xeon; 2-4% faster in one Zen 3 run;
-         * but see lbs4d_pairs) */
+         * measured slower or within noise (Zen 5, the Xeon; 2-4% faster in one Zen 3 run) */
         if (stream && in->weights.data && v + 4 + 64 <= end)
             for (int l = 0; l < 2; ++l)
                 _mm_prefetch((const char *)in->weights.data + (v + 64) * in->weights.row + 64 * l,
@@ -1817,12 +1816,12 @@ SK_ALWAYS_INLINE int64_t lbs4d_blocks(const sk_skin_job_f64 *job, int64_t v, int
  * output) from v, where the positions' output is 64-byte aligned: each block's positions and
  * normals are packed, the first block's held, and each output's three lines written together
  * with the second block's (`shift_n`: the normals' through rows_pair's shift, their output being
- * d doubles past a line there).  On the Xeon, with the prefetch below and lbs4d_pack's
- * permutes, a 1M-vertex call took 0.85-0.92x the time of four-vertex blocks with half lines
- * streamed as they come (their normals cached where not 32-byte aligned), 300k 0.92-0.97x
- * (paired A/Bs, same bits).  On Zen 3 the pairs and the prefetch measured within noise, so
- * AVX2 keeps lbs4d_blocks; positions only keep it too (pairs: 2% slower).  Returns where the
- * pairs stopped. */
+ * d doubles past a line there).  On the Xeon of model 207, with lbs4d_pack's permutes and a
+ * software prefetch since dropped (below), a 1M-vertex call took 0.85-0.92x the time of
+ * four-vertex blocks with half lines streamed as they come (their normals cached where not
+ * 32-byte aligned), 300k 0.92-0.97x (paired A/Bs, same bits).  On Zen 3 the pairs measured
+ * within noise, so AVX2 keeps lbs4d_blocks; positions only keep it too (pairs: 2% slower).
+ * Returns where the pairs stopped. */
 SK_ALWAYS_INLINE int64_t lbs4d_pairs(const sk_skin_job_f64 *job, int64_t v, int64_t end,
                                      const double *pin, const double *nin, double *pout,
                                      double *nout, const int rigid, const int shift_n,
@@ -1832,23 +1831,16 @@ SK_ALWAYS_INLINE int64_t lbs4d_pairs(const sk_skin_job_f64 *job, int64_t v, int6
     if (kk == 4 && v + 4 <= end)
         rows4x4_f64(row[0], &job->influences, v, 4, it, job->n_joints, SK_LBS_PREPARED_SIZE,
                     job->prepared);
-    const sk_influences *in = &job->influences;
     rows_pair pp, pn;
     memset(&pp, 0, sizeof pp);
     memset(&pn, 0, sizeof pn);
     if (shift_n) shift_begin(&pn.shift, (float *)(nout + 3 * v));
+    /* no software prefetch: the weights 64 vertices ahead and the positions and normals 128
+     * had measured 0.96-1.00x the time at 1M and 1.02-1.03x at 300k on the Xeon of model 207;
+     * on a Cascade Lake Xeon (model 85) dropping them took 0.89-0.98x at 1M (0.94-0.99x in
+     * paired A/Bs over 13 placements of the normals' output within a page) and 0.85-0.96x at
+     * 300k */
     for (; v + 8 <= end; v += 8) {
-        /* the weights 64 vertices ahead (as lbs4d_blocks), the positions and normals 128 (4-5%
-         * at 1M on the Xeon, with the pairs; 0.6-2.4% more time at 262k-300k) */
-        if (v + 8 + 128 <= end) {
-            for (int l = 0; in->weights.data && l < 4; ++l)
-                _mm_prefetch((const char *)in->weights.data + (v + 64) * in->weights.row + 64 * l,
-                             _MM_HINT_T0);
-            for (int l = 0; l < 3; ++l) {
-                _mm_prefetch((const char *)(pin + 3 * (v + 128)) + 64 * l, _MM_HINT_T0);
-                _mm_prefetch((const char *)(nin + 3 * (v + 128)) + 64 * l, _MM_HINT_T0);
-            }
-        }
         for (int b = 0; b < 2; ++b) { /* the pair's blocks: the first held, the second both */
             const int64_t u = v + 4 * b;
             if (kk == 4 && u + 8 <= end)
