@@ -1841,16 +1841,27 @@ SK_ALWAYS_INLINE int64_t lbs4d_pairs(const sk_skin_job_f64 *job, int64_t v, int6
      * paired A/Bs over 13 placements of the normals' output within a page) and 0.85-0.96x at
      * 300k */
     for (; v + 8 <= end; v += 8) {
+        /* both blocks' blends and products first, then both blocks' normals: the normals'
+         * chain of dependent operations (sums of squares, reciprocal square root, Newton
+         * steps, scaling, packing) of the first block overlaps the second block's blends.  On
+         * the Cascade Lake Xeon 0.89-0.95x the time of each block finished in turn at 300k and
+         * 1M, over 7 placements of the normals' output (same bits) */
+        __m256d yn[2][4];
+        unsigned copy[2];
+#pragma GCC unroll 2
         for (int b = 0; b < 2; ++b) { /* the pair's blocks: the first held, the second both */
             const int64_t u = v + 4 * b;
             if (kk == 4 && u + 8 <= end)
                 rows4x4_f64(row[b ^ 1], &job->influences, u + 4, 4, it, job->n_joints,
                             SK_LBS_PREPARED_SIZE, job->prepared);
-            __m256d yn[4];
-            const unsigned copy = lbs4d_front(job, u, 4, row[b], pin + 3 * u, nin + 3 * u,
-                                              pout + 3 * u, yn, b ? ROWS_PAIR : ROWS_HOLD, &pp,
-                                              rigid, it, kk, wt);
-            lbs4d_normals(nin + 3 * u, nout + 3 * u, 4, yn, copy,
+            copy[b] = lbs4d_front(job, u, 4, row[b], pin + 3 * u, nin + 3 * u,
+                                  pout + 3 * u, yn[b], b ? ROWS_PAIR : ROWS_HOLD, &pp,
+                                  rigid, it, kk, wt);
+        }
+#pragma GCC unroll 2
+        for (int b = 0; b < 2; ++b) {
+            const int64_t u = v + 4 * b;
+            lbs4d_normals(nin + 3 * u, nout + 3 * u, 4, yn[b], copy[b],
                           !b ? ROWS_HOLD : shift_n ? ROWS_SHIFT : ROWS_PAIR, &pn);
         }
     }
