@@ -32,6 +32,14 @@
 #define SK_ALWAYS_INLINE static inline
 #endif
 
+/* Internal: ask for the cache line at p ahead of its read (a no-op where the compiler has no
+ * portable prefetch). */
+#if defined(__GNUC__) || defined(__clang__)
+#define SK_PREFETCH(p) __builtin_prefetch((p), 0, 3)
+#else
+#define SK_PREFETCH(p) ((void)(p))
+#endif
+
 /* Internal: GCC's and Clang's vector extensions (sk_v4_f32 / sk_v4_f64 in
  * skin_common.template.h), which give the portable kernels SSE2 or NEON registers on any
  * target without intrinsics; other compilers take the plain per-vertex code. */

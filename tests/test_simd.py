@@ -458,3 +458,32 @@ def test_validation_reports_the_first_bad_vertex(index_dtype, dtype, influences,
                 with pytest.raises(exc, match=pattern):
                     sk.lbs(P, iv, wv, pal, out=out)
                 assert not out.any()  # nothing written
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_validation_of_large_influences_reports_the_first_bad_vertex(dtype, influences,
+                                                                     random_palette):
+    """Pairs beyond 8 MB take the pass's prefetching chunks of 256: a problem on either side of
+    a chunk's edge, in the last chunks (read without prefetch), or after an earlier one."""
+    rng = np.random.default_rng(3)
+    V, J, K = 450_000, 20, 4  # 1.8M pairs of uint16 and float: 10.8 MB in float32
+    P = np.zeros((V, 3), dtype)
+    idx, w = influences(rng, V, J, K, np.uint16, dtype)
+    pal = random_palette(rng, J)
+    out = np.zeros_like(P)
+    sk.lbs(P, idx, w, pal, out=out, threads=1)  # valid: garbage indices under zero weights
+    for first, second in ((0, V - 1), (63, 64), (64, 200_000), (V // 2, None),
+                          (V - 400, V - 1), (V - 1, None)):
+        i2, w2 = idx.copy(), w.copy()
+        for v, kind in ((first, "index"), (second, "nan")):
+            if v is None:
+                continue
+            k = 3 if v == 63 else v % K
+            if kind == "index":
+                w2[v, k], i2[v, k] = 0.5, J
+            else:
+                w2[v, k] = np.nan
+        out[:] = 0
+        with pytest.raises(IndexError, match=f"at vertex {first}$"):
+            sk.lbs(P, i2, w2, pal, out=out, threads=1)
+        assert not out.any()  # nothing written
