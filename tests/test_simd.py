@@ -364,6 +364,42 @@ def test_in_place(path, method, influences, random_palette):
     assert np.array_equal(P, want)
 
 
+# weights whose sum is near the copy threshold (1e-6): rows of tiny weights whose sum is above it
+# (skinned) or not (copied as they are), each with some weight above 1e-6 or none
+TINY_ROWS = [[0.4e-6] * 4, [0.2e-6] * 4, [0.9e-6, 0, 0, 0], [0.5e-6, 0.5e-6, 0.5e-6, 0],
+             [0, 0, 0, 2e-6], [0.3e-6, 0, 0.3e-6, 0.3e-6], [0, 1.2e-6, 0, 0], [0.2e-6, 0, 0, 0.7e-6]]
+
+
+def _tiny_weights(idx, w, starts):
+    """Write TINY_ROWS (valid joints under every slot) from each row in ``starts``."""
+    for s in starts:
+        w[s:s + len(TINY_ROWS)] = TINY_ROWS
+        idx[s:s + len(TINY_ROWS)] = np.arange(1, 5)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("method", ["lbs", "dqs"])
+def test_weights_near_the_copy_threshold(path, dtype, method, unit_rows, influences,
+                                         random_palette, assert_skin_close):
+    """Sums above 1e-6 skinned (even with no single weight above it), others copied, in blocks
+    of every position: the same decisions as the reference's."""
+    rng = np.random.default_rng(11)
+    V, J = 203, 8
+    P = rng.normal(size=(V, 3)).astype(dtype)
+    N = unit_rows(rng, V).astype(dtype)
+    idx, w = influences(rng, V, J, 4, np.uint16, dtype)
+    _tiny_weights(idx, w, [0, 13, 40, 64, 99, V - 8])
+    pal = random_palette(rng, J)
+    got_p, got_n = getattr(sk, method)(P, idx, w, pal, normals=N)
+    want_p, want_n = getattr(ref, method)(P, idx, w, pal, normals=N)
+    copied = w.astype(np.float64).sum(1) <= 1e-6
+    assert copied.sum() == 6 * 4  # four of the eight tiny rows, at six places
+    assert np.array_equal(got_p[copied], P[copied]) and np.array_equal(got_n[copied], N[copied])
+    assert not np.isclose(got_p[~copied], P[~copied]).all(1).any()
+    assert_skin_close(got_p, want_p, P, pal, TOL[dtype])
+    np.testing.assert_allclose(got_n, want_n, atol=10 * TOL[dtype])
+
+
 # float64 DQS never streams; LBS has block loops of its own for rigid palettes, hence scale
 @pytest.mark.parametrize("method, dtype, scale", [
     ("lbs", np.float32, 0.0), ("lbs", np.float64, 0.0), ("dqs", np.float32, 0.0),
@@ -375,8 +411,10 @@ def test_large_outputs_misaligned_and_aligned(path, dtype, method, scale, unit_r
     V, J = _core.build_info()[f"stream_min_{np.dtype(dtype).name}"] + 13, 64
     P = rng.normal(size=(V, 3)).astype(dtype)
     N = unit_rows(rng, V).astype(dtype)
-    # vertices copied through (weights summing to 0) in the head, a block and the tail
+    # vertices copied through (weights summing to 0) in the head, a block and the tail, and
+    # weights near the copy threshold there and in the sampled tail
     idx, w = influences(rng, V, J, 4, np.uint16, dtype, zero_rows=[3, 9, V - 2])
+    _tiny_weights(idx, w, [16, 24, 40, V - 40])
     pal = random_palette(rng, J, scale=scale)
     infl = sk.Influences(idx, w, J)
     fn = getattr(sk, method)
