@@ -22,7 +22,8 @@ Contenders:
                  24 written per vertex as LBS with normals, at memory speed.
   skinkit        lbs / dqs / rigid, float32 and float64, 1 and 2 threads, an ``Influences``
                  object (validated once) or raw arrays (validated every call), positions only or
-                 with normals, one frame or a batch of frames.
+                 with normals, one frame or a batch of frames; and the 1-thread LBS call held
+                 on each of the first two CPUs in turn (Linux), to tell the two CPUs' speeds.
   numpy          blend each vertex's (3, 4) matrix over its K slots (pal[idx[:, k]] * w[:, k]),
                  then apply it with einsum and normalize the normals: (V, 3, 4) temporaries.
   torch          the skinning step of smplx's ``lbs`` on PyTorch CPU: dense (V, J) weights,
@@ -41,7 +42,11 @@ Ratios and the issue's targets (1M vertices, float32, K = 4, normals, Influences
   raw_over_influences = raw arrays / Influences   <= 1.35
   batch_over_frames = batch time / (F x one frame)   ~ 1  (batches scale linearly)
 and, beside lbs_vs_probe, the probe's time over three kernels with less work a vertex:
-lbs_2_threads_vs_probe, positions_only_vs_probe and rigid_vs_probe (one joint a vertex).
+lbs_2_threads_vs_probe, positions_only_vs_probe and rigid_vs_probe (one joint a vertex);
+and, beside threads_2_over_1, what the two CPUs allow: threads_2_vs_pinned_cpus, the 2-thread
+speed over the two pinned 1-thread speeds added (1 when the threads lose nothing to each other or
+to the join), threads_2_over_1_ceiling, the ratio the 1-thread figure would give if that were 1,
+and pinned_cpus_slower_over_faster (on a virtual machine the two CPUs are often not equally fast).
 Each ratio is the median over the rounds of the ratio within one round (paired samples taken
 within a second of each other), so the slow swings of a shared machine cancel out of it; the
 ns/vertex columns are each contender's own median.
@@ -51,6 +56,7 @@ temporary proportional to V (tracemalloc peak, outputs preallocated).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -128,6 +134,39 @@ def skinkit_call(m, method="lbs", normals=True, raw=False, threads=1):
     if raw:
         return lambda: fn(m.P, m.idx, m.w, m.pal, **kw)
     return lambda: fn(m.P, m.infl, m.pal, **kw)
+
+
+def pinned(fn, cpu):
+    """fn, run with the calling thread held on one CPU (see ``placed``)."""
+    def run():
+        return fn()
+    run.cpu = cpu
+    return run
+
+
+def pinnable_cpus():
+    """The first two CPUs this process may run on, where threads can be pinned (Linux)."""
+    if not hasattr(os, "sched_setaffinity"):
+        return []
+    cpus = sorted(os.sched_getaffinity(0))
+    return cpus[:2] if len(cpus) >= 2 else []
+
+
+@contextlib.contextmanager
+def placed(fn):
+    """Holds the calling thread on fn.cpu while a sample of a pinned contender runs.  Only
+    1-thread calls are pinned, and the thread pool's workers (which inherit the affinity of the
+    thread that starts them) are started by an unpinned 2-thread contender before any pinning."""
+    cpu = getattr(fn, "cpu", None)
+    if cpu is None:
+        yield
+        return
+    old = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {cpu})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, old)
 
 
 def numpy_call(m, normals=True):
@@ -242,14 +281,18 @@ def calibrate(fn, min_sample):
 
 def measure(contenders, rounds, min_sample):
     """Median seconds per call of each contender, over interleaved rounds."""
-    reps = {k: calibrate(f, min_sample) for k, f in contenders.items()}
+    reps = {}
+    for k, f in contenders.items():
+        with placed(f):
+            reps[k] = calibrate(f, min_sample)
     samples = {k: [] for k in contenders}
     for _ in range(rounds):
         for k, f in contenders.items():
-            t0 = time.perf_counter()
-            for _ in range(reps[k]):
-                f()
-            samples[k].append((time.perf_counter() - t0) / reps[k])
+            with placed(f):
+                t0 = time.perf_counter()
+                for _ in range(reps[k]):
+                    f()
+                samples[k].append((time.perf_counter() - t0) / reps[k])
     return samples
 
 
@@ -286,6 +329,12 @@ def run_size(V, args, notes):
         "probe (V,6) f32 add": probe_call(V),
         "lbs f32 normals": skinkit_call(m32),
         "lbs f32 normals 2 threads": skinkit_call(m32, threads=2),
+    }
+    # The same 1-thread call held on each of two CPUs: how fast each CPU is in this round, so
+    # the 2-thread figure can be set against what these two CPUs can do together.
+    for cpu in pinnable_cpus():
+        c[f"lbs f32 normals on cpu {cpu}"] = pinned(skinkit_call(m32), cpu)
+    c |= {
         "lbs f32 normals raw arrays": skinkit_call(m32, raw=True),
         "lbs f32 positions only": skinkit_call(m32, normals=False),
         "dqs f32 normals": skinkit_call(m32, "dqs"),
@@ -360,6 +409,15 @@ def ratios(rows):
         "positions_only_vs_probe": r(probe, "lbs f32 positions only"),
         "rigid_vs_probe": r(probe, "rigid f32 normals"),
     }
+    cpus = [k for k in t if k.startswith("lbs f32 normals on cpu ")]
+    if len(cpus) == 2:
+        # two threads at best finish when the two CPUs' 1-thread speeds, added, have done the
+        # work: ideal = 1 / (1 / t_a + 1 / t_b), paired within each round
+        ideal = 1 / (1 / t[cpus[0]] + 1 / t[cpus[1]])
+        out["threads_2_vs_pinned_cpus"] = float(np.median(ideal / t["lbs f32 normals 2 threads"]))
+        out["threads_2_over_1_ceiling"] = float(np.median(t[lbs] / ideal))
+        out["pinned_cpus_slower_over_faster"] = float(np.median(
+            np.maximum(t[cpus[0]], t[cpus[1]]) / np.minimum(t[cpus[0]], t[cpus[1]])))
     if "numpy f32 normals" in t:
         out["lbs_vs_numpy"] = r("numpy f32 normals", lbs)
     if "torch smplx-style f32 positions" in t:
@@ -437,6 +495,13 @@ def main(argv=None):
           f"{all_ratios[V]['lbs_2_threads_vs_probe']:.3f}, LBS positions only "
           f"{all_ratios[V]['positions_only_vs_probe']:.3f}, rigid with normals (one joint a "
           f"vertex, no blend) {all_ratios[V]['rigid_vs_probe']:.3f}")
+    T = next(V for name, V, _, _ in TARGETS if name == "threads_2_over_1")
+    if "threads_2_vs_pinned_cpus" in all_ratios.get(T, {}):
+        rt = all_ratios[T]
+        print(f"  context at {T:,}: 2 threads ran at {rt['threads_2_vs_pinned_cpus']:.3f} of the two "
+              f"CPUs' 1-thread speeds added (each measured pinned in the same round; the slower "
+              f"CPU took {rt['pinned_cpus_slower_over_faster']:.2f}x the faster's time), so "
+              f"threads_2_over_1 could reach {rt['threads_2_over_1_ceiling']:.3f} on them")
     for V, ch in all_checks.items():
         temp = max(ch["peak_bytes_lbs_call"], ch["peak_bytes_lbs_raw_call"])
         print(f"  V = {V:>9,}: bit-identical for 1/2/3 threads: {ch['bit_identical_threads_1_2_3']}; "
