@@ -250,7 +250,9 @@ typedef struct sk_skin_job_f64 {
 /* Per-frame joint data.  sk_lbs_prepare: each joint's 3x4 and its 3x3 cofactor (rigid and LBS
  * share it), column-major with every column padded to 4 so that SIMD kernels load a joint as
  * whole registers: prepared[32 j + 4 c + r] = K[r][c] (c = 3: the translation), then
- * prepared[32 j + 16 + 4 c + r] = cof(A)[r][c], padding 0.  sk_dqs_prepare: each joint's unit
+ * prepared[32 j + 16 + 4 c + r] = cof(A)[r][c], padding 0 but prepared[32 j + 15] = 1 (the
+ * 4x4's corner, so that lane 15 of a blend of rows is the sum of its weights; kernels ignore
+ * the 4th row otherwise).  sk_dqs_prepare: each joint's unit
  * dual quaternion of the rigid part and the scale-about-pivot affine (DESIGN.md section 2);
  * `pivots` (J, 3) may be NULL only for a rigid palette (SK_ERR_NEEDS_PIVOTS otherwise).  *bad =
  * the joint; SK_ERR_NOT_FINITE for NaN/inf.  Any alignment works; 64 bytes is fastest. */

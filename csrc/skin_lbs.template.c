@@ -95,6 +95,7 @@ sk_result SK_FN(sk_lbs_prepare)(SK_T *prepared, const SK_T *palette, int64_t n_j
         SK_T *p = prepared + SK_LBS_PREPARED_SIZE * j, cof[9];
         SK_FN(sk_cofactor)(cof, k);
         for (int i = 0; i < SK_LBS_PREPARED_SIZE; ++i) p[i] = 0;
+        p[15] = 1; /* the 4x4's corner: a blend's lane 15 is the sum of its weights (sk.h) */
         for (int c = 0; c < 4; ++c)
             for (int r = 0; r < 3; ++r) p[4 * c + r] = k[4 * r + c];
         for (int c = 0; c < 3; ++c)

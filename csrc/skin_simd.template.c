@@ -455,25 +455,6 @@ SK_ALWAYS_INLINE void rows4x4_f64(const double **row, const sk_influences *in, i
     }
 }
 
-/* For K = 4 float weights: bit i set when vertex v0 + i sums its weights to <= 1e-6 (or is
- * padding, i >= n).  The sums are ((w0 + w1) + w2) + w3, the order of the per-slot loops. */
-SK_ALWAYS_INLINE unsigned small4_f32(const sk_influences *in, int64_t v0, int n, int cap)
-{
-    const char *wp = (const char *)in->weights.data + v0 * in->weights.row;
-    unsigned small = 0;
-    for (int i = 0; i < cap; ++i) {
-        if (i >= n) {
-            small |= 1u << i;
-            continue;
-        }
-        const char *r = wp + i * in->weights.row;
-        float t = *(const float *)r;
-        for (int k = 1; k < 4; ++k) t += *(const float *)(r + k * in->weights.elem);
-        small |= (unsigned)!(t > 1e-6f) << i;
-    }
-    return small;
-}
-
 #ifdef __AVX512F__
 
 /* ==========================================================================================
@@ -532,7 +513,7 @@ SK_ALWAYS_INLINE float lbs16_blend(__m512 *m, __m512 *c, const sk_skin_job_f32 *
     const char *wp = (const char *)in->weights.data + v * in->weights.row;
     __m512 am = _mm512_setzero_ps(), ac = _mm512_setzero_ps();
     float total = 0;
-    if (kk == 4) { /* float weights, joints from offsets_k, sums from small4_f32 */
+    if (kk == 4) { /* float weights, joints from offsets_k, sums from lane 15 (lbs16_block) */
         for (int k = 0; k < 4; ++k) {
             const __m512 wv = _mm512_set1_ps(*(const float *)(wp + k * in->weights.elem));
             const float *pj = job->prepared + off[k];
@@ -674,24 +655,12 @@ SK_ALWAYS_INLINE unsigned lanes_to_vertices16(unsigned lanes)
 
 /* Bit i set for each of 16 vertices whose weights sum to <= 1e-6 (or NaN), from their slots
  * w[k] (transpose_blocks16's layout): the sums ((w0 + w1) + w2) + w3, the same operations in
- * the same order as small4_f32, so the same decisions. */
+ * the same order as the per-slot loops, so the same decisions. */
 SK_ALWAYS_INLINE unsigned small16(const __m512 w[4])
 {
     const __m512 t = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(w[0], w[1]), w[2]), w[3]);
     return lanes_to_vertices16(
         ~(unsigned)_mm512_cmp_ps_mask(t, _mm512_set1_ps(1e-6f), _CMP_GT_OQ) & 0xffffu);
-}
-
-/* small4_f32 for a whole block of contiguous (V, 4) float weights. */
-SK_ALWAYS_INLINE unsigned lbs16_small4(const sk_influences *in, int64_t v0, int n)
-{
-    if (n < 16 || !weights_packed4(in, 4))
-        return small4_f32(in, v0, n, 16);
-    const float *wp = (const float *)((const char *)in->weights.data + v0 * 16);
-    __m512 w[4];
-    for (int g = 0; g < 4; ++g) w[g] = _mm512_loadu_ps(wp + 16 * g);
-    transpose_blocks16(w);
-    return small16(w);
 }
 
 /* One vertex's blend in the common case (glTF's layout, a rigid palette): K = 4 contiguous
@@ -771,10 +740,8 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
      * else here */
     lbs16_joints own;
     const lbs16_joints *jt = ahead ? ahead : &own;
-    if (kk == 4 || kk == 8) {
+    if (kk == 4 || kk == 8)
         if (!ahead) lbs16_joints_of(&own, job, v0, n, it, (int)kk);
-        if (kk == 4) small = lbs16_small4(in, v0, n);
-    }
     const float *w = by_group ? (const float *)in->weights.data + 4 * v0 : NULL;
     if (!by_group) { /* (by groups: each group blends right before its products, below) */
         if (normals && !rigid)
@@ -782,9 +749,11 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
         else /* positions only, or normals by the matrices themselves: no cofactor blend */
             small |= lbs16_blends(mb, cb, job, v0, n, jt->off, it, kk, wt, 0);
     }
-    uint64_t copy = 0; /* three bits per vertex: its lanes in the packed output */
-    for (int i = 0; small && i < 16; ++i)
-        if (small >> i & 1) copy |= (uint64_t)7 << (3 * i);
+    /* K = 4: the weights' sums come with the blends (lane 15 of a joint's row is 1, sk.h), as
+     * lane 4 b + 3 of each group's translation column; bit 4 i + 3 of `sums` is vertex i's sum
+     * at most 1e-6 (or NaN; padding blends to zero).  A separate transpose of the weights for
+     * their sums cost 3-5% of the time with normals and 9% positions only. */
+    uint64_t sums = 0;
     __m512 yp[4], yn[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
                            _mm512_setzero_ps()};
 #pragma GCC unroll 4
@@ -795,6 +764,9 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
                                                  w + 16 * g + 4 * b);
         __m512 col[4];
         lbs16_columns(col, mb + 4 * g);
+        if (kk == 4)
+            sums |= (uint64_t)_mm512_mask_cmp_ps_mask(0x8888, col[3], _mm512_set1_ps(1e-6f),
+                                                      _CMP_NGT_UQ) << (16 * g);
         yp[g] = lbs16_apply(tb, g, col, p, 1);
         if (normals && rigid) { /* the matrix itself, without its translation */
             yn[g] = lbs16_apply(tb, g, col, nv, 0);
@@ -804,6 +776,11 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
             yn[g] = lbs16_apply(tb, g, cof, nv, 0);
         }
     }
+    for (int i = 0; sums && i < 16; ++i) /* rare: only where some vertex is copied */
+        if (sums >> (4 * i + 3) & 1) small |= 1u << i;
+    uint64_t copy = 0; /* three bits per vertex: its lanes in the packed output */
+    for (int i = 0; small && i < 16; ++i)
+        if (small >> i & 1) copy |= (uint64_t)7 << (3 * i);
     __m512 out[3];
     for (int r = 0; r < 3; ++r) {
         out[r] = _mm512_permutex2var_ps(yp[r], tb->pack[r], yp[r + 1]);
@@ -1024,8 +1001,8 @@ void SK_ISA(sk_rigid, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t e
 #else /* AVX2: 8 vertices per block, one vertex's blended 3x4 per ymm pair */
 
 /* m[0] = columns 0, 1 and m[1] = columns 2, 3 of sum_k w_k K[j_k]; c likewise for cofactors
- * (with `normals`).  K = 4: the joints from offsets_k's `off`, and the weight sums from
- * small8_f32 (the total returned is then 0). */
+ * (with `normals`).  K = 4: the joints from offsets_k's `off`, and the weight sums from the
+ * blend's lane 15 (lbs8_front; the total returned is then 0). */
 SK_ALWAYS_INLINE float lbs8_blend(__m256 m[2], __m256 c[2], const sk_skin_job_f32 *job, int64_t v,
                                   const int32_t *off, sk_index_type it, int64_t kk,
                                   sk_weight_type wt, int normals, int wpacked)
@@ -1102,8 +1079,8 @@ SK_ALWAYS_INLINE void slots8(__m256 w[4], const __m256 r[4])
 /* The lane of vertex i (< 8) in slots8's layout. */
 #define SLOTS8_LANE(i) ((i) & 1 ? 4 + (i) / 2 : (i) / 2)
 
-/* small4_f32 of slots8's weights: the sums ((w0 + w1) + w2) + w3, the same operations in the
- * same order; returns vertex bits. */
+/* The zero-weight test of slots8's weights: the sums ((w0 + w1) + w2) + w3, the same
+ * operations in the same order; returns vertex bits. */
 SK_ALWAYS_INLINE unsigned slots8_small(const __m256 w[4])
 {
     const __m256 t = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(w[0], w[1]), w[2]), w[3]);
@@ -1121,17 +1098,6 @@ SK_ALWAYS_INLINE void slots8_load(__m256 s[4], const float *w)
     const __m256 r[4] = {_mm256_loadu_ps(w), _mm256_loadu_ps(w + 8), _mm256_loadu_ps(w + 16),
                          _mm256_loadu_ps(w + 24)};
     slots8(s, r);
-}
-
-/* small4_f32 for 8 vertices: contiguous (V, 4) rows are transposed (within 128-bit lanes) and
- * summed in one register, the same operations in the same order. */
-SK_ALWAYS_INLINE unsigned small8_f32(const sk_influences *in, int64_t v0, int n, int wpacked)
-{
-    if (n < 8 || !(wpacked || weights_packed4(in, 4)))
-        return small4_f32(in, v0, n, 8);
-    __m256 w[4];
-    slots8_load(w, (const float *)((const char *)in->weights.data + v0 * 16));
-    return slots8_small(w);
 }
 
 /* Vertices 2 h and 2 h + 1 of a block at p (three floats each) as x = [x_a x 4 | x_b x 4], y and
@@ -1201,11 +1167,16 @@ SK_ALWAYS_INLINE unsigned lbs8_front(const sk_skin_job_f32 *job, int64_t v0, int
                                      sk_index_type it, int64_t kk, sk_weight_type wt, int wpacked)
 {
     const int normals = nin != NULL, cof = normals && !rigid;
-    unsigned copy = kk == 4 ? small8_f32(&job->influences, v0, n, wpacked) : 0;
+    unsigned copy = 0;
+    /* K = 4: the weights' sums come with the blends (lane 15 of a joint's row is 1, sk.h), as
+     * lanes 3 and 7 of each pair's translation column; bit 4 i + 3 of `sums` is vertex i's sum
+     * at most 1e-6 (or NaN; padding blends to zero) */
+    unsigned sums = 0;
     __m256 yp[4];
     /* a pair of vertices at a time: their blends, then the pair's columns [column_a | column_b]
-     * (the 4th rows are 0) applied to [x_a | x_b], [y_a | y_b], [z_a | z_b] by three multiply-adds,
-     * which leave [y_a | y_b] as the stores take it */
+     * (the 4th rows are 0 but the translation's, the weights' sum) applied to [x_a | x_b],
+     * [y_a | y_b], [z_a | z_b] by three multiply-adds, which leave [y_a | y_b] as the stores
+     * take it (the 4th lanes are overwritten or not stored) */
 #pragma GCC unroll 4
     for (int h = 0; h < 4; ++h) {
         __m256 m[2][2], c[2][2];
@@ -1223,6 +1194,9 @@ SK_ALWAYS_INLINE unsigned lbs8_front(const sk_skin_job_f32 *job, int64_t v0, int
         const __m256 c1 = _mm256_permute2f128_ps(m[0][0], m[1][0], 0x31);
         const __m256 c2 = _mm256_permute2f128_ps(m[0][1], m[1][1], 0x20);
         const __m256 c3 = _mm256_permute2f128_ps(m[0][1], m[1][1], 0x31);
+        if (kk == 4)
+            sums |= (unsigned)_mm256_movemask_ps(
+                        _mm256_cmp_ps(c3, _mm256_set1_ps(1e-6f), _CMP_NGT_UQ)) << (8 * h);
         __m256 x, y, z;
         lbs8_pair_xyz(pin, h, &x, &y, &z);
         yp[h] = _mm256_add_ps(_mm256_fmadd_ps(c0, x, c3), _mm256_fmadd_ps(c2, z, _mm256_mul_ps(c1, y)));
@@ -1235,6 +1209,8 @@ SK_ALWAYS_INLINE unsigned lbs8_front(const sk_skin_job_f32 *job, int64_t v0, int
             yn[h] = _mm256_add_ps(_mm256_mul_ps(k0, x), _mm256_fmadd_ps(k2, z, _mm256_mul_ps(k1, y)));
         }
     }
+    for (int i = 0; (sums & 0x88888888u) && i < 8; ++i) /* rare */
+        if (sums >> (4 * i + 3) & 1) copy |= 1u << i;
     /* Copied vertices (rare): keep their inputs before the store, since out may be positions. */
     float keep[8][3];
     if (copy)
@@ -1496,7 +1472,7 @@ SK_ALWAYS_INLINE double lbs4d_blend(__m256d m[4], __m256d c[3], const sk_skin_jo
     return total;
 }
 
-/* small4_f32 for 4 vertices of float64 weights (bit i: vertex v0 + i's sum <= 1e-6, or i >= n).
+/* For 4 vertices of K = 4 float64 weights, bit i: vertex v0 + i's sum <= 1e-6, or i >= n.
  * Contiguous (V, 4) rows are transposed and summed in one register, the same operations in
  * the same order. */
 SK_ALWAYS_INLINE unsigned small4_f64(const sk_influences *in, int64_t v0, int n)
