@@ -252,8 +252,8 @@ typedef struct sk_skin_job_f64 {
  * whole registers: prepared[32 j + 4 c + r] = K[r][c] (c = 3: the translation), then
  * prepared[32 j + 16 + 4 c + r] = cof(A)[r][c], padding 0 but prepared[32 j + 15] = 1 (the
  * 4x4's corner, so that lane 15 of a blend of rows is the sum of its weights; kernels ignore
- * the 4th row otherwise).  sk_dqs_prepare: each joint's unit
- * dual quaternion of the rigid part and the scale-about-pivot affine (DESIGN.md section 2);
+ * the 4th row otherwise).  sk_dqs_prepare: each joint's unit dual quaternion of the rigid part
+ * and the scale-about-pivot affine (DESIGN.md section 2);
  * `pivots` (J, 3) may be NULL only for a rigid palette (SK_ERR_NEEDS_PIVOTS otherwise).  *bad =
  * the joint; SK_ERR_NOT_FINITE for NaN/inf.  Any alignment works; 64 bytes is fastest. */
 #define SK_LBS_PREPARED_SIZE 32 /* 16 (3x4, column-major, padded) + 16 (cofactor, padded) */

@@ -455,6 +455,19 @@ SK_ALWAYS_INLINE void rows4x4_f64(const double **row, const sk_influences *in, i
     }
 }
 
+/* float32 LBS, K = 4: the weights' sums come with the blends (lane 15 of a joint's row is 1,
+ * sk.h), in lane 3 of each vertex's translation column; `lanes` holds a compare's result for
+ * the block, four bits a vertex, of which bit 4 i + 3 is vertex i's sum at most 1e-6 (or NaN;
+ * padding blends to zero).  Returns those vertices' bits. */
+SK_ALWAYS_INLINE unsigned sums_to_vertices(uint64_t lanes, int count)
+{
+    unsigned bits = 0;
+    lanes &= 0x8888888888888888ull;
+    for (int i = 0; lanes && i < count; ++i) /* rare: only where some vertex is copied */
+        if (lanes >> (4 * i + 3) & 1) bits |= 1u << i;
+    return bits;
+}
+
 #ifdef __AVX512F__
 
 /* ==========================================================================================
@@ -749,10 +762,9 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
         else /* positions only, or normals by the matrices themselves: no cofactor blend */
             small |= lbs16_blends(mb, cb, job, v0, n, jt->off, it, kk, wt, 0);
     }
-    /* K = 4: the weights' sums come with the blends (lane 15 of a joint's row is 1, sk.h), as
-     * lane 4 b + 3 of each group's translation column; bit 4 i + 3 of `sums` is vertex i's sum
-     * at most 1e-6 (or NaN; padding blends to zero).  A separate transpose of the weights for
-     * their sums cost 3-5% of the time with normals and 9% positions only. */
+    /* K = 4: the weights' sums from each group's translation column (sums_to_vertices; a
+     * separate transpose of the weights for their sums cost 3-5% of the time with normals and
+     * 9% positions only) */
     uint64_t sums = 0;
     __m512 yp[4], yn[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
                            _mm512_setzero_ps()};
@@ -776,8 +788,7 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
             yn[g] = lbs16_apply(tb, g, cof, nv, 0);
         }
     }
-    for (int i = 0; sums && i < 16; ++i) /* rare: only where some vertex is copied */
-        if (sums >> (4 * i + 3) & 1) small |= 1u << i;
+    small |= sums_to_vertices(sums, 16);
     uint64_t copy = 0; /* three bits per vertex: its lanes in the packed output */
     for (int i = 0; small && i < 16; ++i)
         if (small >> i & 1) copy |= (uint64_t)7 << (3 * i);
@@ -1168,10 +1179,7 @@ SK_ALWAYS_INLINE unsigned lbs8_front(const sk_skin_job_f32 *job, int64_t v0, int
 {
     const int normals = nin != NULL, cof = normals && !rigid;
     unsigned copy = 0;
-    /* K = 4: the weights' sums come with the blends (lane 15 of a joint's row is 1, sk.h), as
-     * lanes 3 and 7 of each pair's translation column; bit 4 i + 3 of `sums` is vertex i's sum
-     * at most 1e-6 (or NaN; padding blends to zero) */
-    unsigned sums = 0;
+    uint32_t sums = 0; /* K = 4: each pair's translation column compared (sums_to_vertices) */
     __m256 yp[4];
     /* a pair of vertices at a time: their blends, then the pair's columns [column_a | column_b]
      * (the 4th rows are 0 but the translation's, the weights' sum) applied to [x_a | x_b],
@@ -1209,8 +1217,7 @@ SK_ALWAYS_INLINE unsigned lbs8_front(const sk_skin_job_f32 *job, int64_t v0, int
             yn[h] = _mm256_add_ps(_mm256_mul_ps(k0, x), _mm256_fmadd_ps(k2, z, _mm256_mul_ps(k1, y)));
         }
     }
-    for (int i = 0; (sums & 0x88888888u) && i < 8; ++i) /* rare */
-        if (sums >> (4 * i + 3) & 1) copy |= 1u << i;
+    copy |= sums_to_vertices(sums, 8);
     /* Copied vertices (rare): keep their inputs before the store, since out may be positions. */
     float keep[8][3];
     if (copy)
