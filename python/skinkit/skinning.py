@@ -10,12 +10,13 @@ import numpy as np
 
 from . import _core
 from ._checks import real_array, result_float_dtype, transforms
-from ._config import resolve_strict, resolve_threads
+from ._config import get_num_threads, resolve_strict, resolve_threads
 
 __all__ = ["Influences", "rigid", "lbs", "dqs", "cor", "skin"]
 
 _METHOD = {"rigid": 0, "lbs": 1, "dqs": 2, "cor": 3, "blend": 4}
 _RULE = {"joint": 0, "blend": 1}
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 
 
 class Influences:
@@ -88,7 +89,9 @@ class Influences:
 def _positions(positions):
     if not isinstance(positions, np.ndarray):
         raise TypeError(f"positions must be a numpy.ndarray, not {type(positions).__name__}")
-    if positions.dtype not in (np.float32, np.float64):
+    dt = positions.dtype
+    # (identity first: comparing a dtype with a type object converts the type, about 0.2 us)
+    if dt is not _F32 and dt is not _F64 and dt not in (np.float32, np.float64):
         swapped = positions.dtype.kind == "f" and not positions.dtype.isnative
         raise TypeError(f"positions has dtype {positions.dtype}, expected float32 or float64"
                         + (" in native byte order (it is byte-swapped)" if swapped else ""))
@@ -175,7 +178,7 @@ def _run(method, positions, indices, weights, palette, validated_joints, *, pivo
         blend = _blend_amount(blend, positions.dtype)
     if strict is not None:  # nothing V-sized is ever copied, so strict mode has nothing to refuse
         resolve_strict(strict)
-    n_threads = resolve_threads(threads)
+    n_threads = get_num_threads() if threads is None else resolve_threads(threads)
     if normal_rule not in _RULE:
         raise ValueError(f"normal_rule must be 'joint' or 'blend', got {normal_rule!r}")
     k, pal_batched = _palette(palette, positions.dtype)
@@ -183,7 +186,7 @@ def _run(method, positions, indices, weights, palette, validated_joints, *, pivo
     if validated_joints is not None and validated_joints > J:
         raise ValueError(f"influences were validated for {validated_joints} joints, the palette "
                          f"has {J}")
-    piv = _pivots(pivots, J, positions.dtype)
+    piv = None if pivots is None else _pivots(pivots, J, positions.dtype)
     batched = pal_batched or positions.ndim == 3
     V = positions.shape[-2]
     if batched:
@@ -194,31 +197,41 @@ def _run(method, positions, indices, weights, palette, validated_joints, *, pivo
     else:
         shape = (V,)
 
-    def alloc(given, name, inp, n):
-        if inp is None:
-            if given is not None:
-                raise ValueError(f"{name} is given without its input")
-            return None
-        return np.empty(shape + (n,), dtype=positions.dtype) if given is None else given
-
-    for name, arr in (("normals", normals), ("tangents", tangents)):
-        if arr is not None and not isinstance(arr, np.ndarray):
-            raise TypeError(f"{name} must be a numpy.ndarray, not {type(arr).__name__}")
-    out = np.empty(shape + (3,), dtype=positions.dtype) if out is None else out
-    out_normals = alloc(out_normals, "out_normals", normals, 3)
-    out_tangents = alloc(out_tangents, "out_tangents", tangents, 4)
-    # The binding checks outputs fully; naming a wrongly shaped one here keeps the message about
-    # the output rather than about the batch it was meant for.
-    for name, arr, n in (("out", out, 3), ("out_normals", out_normals, 3),
-                         ("out_tangents", out_tangents, 4)):
-        if isinstance(arr, np.ndarray) and arr.dtype == positions.dtype and \
-                arr.shape != shape + (n,):
-            raise ValueError(f"{name} has shape {arr.shape}, expected {shape + (n,)}")
+    # (written out rather than looped over: a small call's fixed cost is mostly this wrapper)
+    if normals is not None and not isinstance(normals, np.ndarray):
+        raise TypeError(f"normals must be a numpy.ndarray, not {type(normals).__name__}")
+    if tangents is not None and not isinstance(tangents, np.ndarray):
+        raise TypeError(f"tangents must be a numpy.ndarray, not {type(tangents).__name__}")
+    if normals is None and out_normals is not None:
+        raise ValueError("out_normals is given without its input")
+    if tangents is None and out_tangents is not None:
+        raise ValueError("out_tangents is given without its input")
+    dtype = positions.dtype
+    if out is None:
+        out = np.empty(shape + (3,), dtype=dtype)
+    else:
+        _out_shape(out, "out", shape + (3,), dtype)
+    if out_normals is not None:
+        _out_shape(out_normals, "out_normals", shape + (3,), dtype)
+    elif normals is not None:
+        out_normals = np.empty(shape + (3,), dtype=dtype)
+    if out_tangents is not None:
+        _out_shape(out_tangents, "out_tangents", shape + (4,), dtype)
+    elif tangents is not None:
+        out_tangents = np.empty(shape + (4,), dtype=dtype)
     _core.skin(_METHOD[method], positions, normals, tangents, out, out_normals, out_tangents,
                indices, weights, k, piv, J, _RULE[normal_rule], n_threads,
                validated_joints is not None, centers, blend)
-    results = [out] + [o for o in (out_normals, out_tangents) if o is not None]
-    return results[0] if len(results) == 1 else tuple(results)
+    if out_normals is None:
+        return out if out_tangents is None else (out, out_tangents)
+    return (out, out_normals) if out_tangents is None else (out, out_normals, out_tangents)
+
+
+def _out_shape(arr, name, want, dtype):
+    """The binding checks outputs fully; naming a wrongly shaped one here keeps the message
+    about the output rather than about the batch it was meant for."""
+    if isinstance(arr, np.ndarray) and arr.dtype == dtype and arr.shape != want:
+        raise ValueError(f"{name} has shape {arr.shape}, expected {want}")
 
 
 def lbs(positions, *args, normals=None, tangents=None, out=None, out_normals=None,
