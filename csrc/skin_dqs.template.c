@@ -37,24 +37,29 @@ sk_result SK_FN(sk_dqs_prepare)(SK_T *prepared, const SK_T *palette, const SK_T 
     return SK_OK;
 }
 
-/* The hemisphere signs (sk.h), with the scalar kernel's dot product in the kernel's type. */
+/* The hemisphere signs (sk.h), with the scalar kernel's dot product in the kernel's type, by the
+ * widest version of skin_signs.template.h the CPU runs (the same signs from each). */
+#define SK_SIGNS_NAME SK_FN(dqs_signs_portable)
+#define SK_SIGNS_LINKAGE static
+#include "skin_signs.template.h"
+#undef SK_SIGNS_NAME
+#undef SK_SIGNS_LINKAGE
+
 void SK_FN(sk_dqs_signs)(float *sign, const SK_T *quats, ptrdiff_t stride, int64_t n_joints)
 {
-    /* The quaternions' components as four rows of J (n_joints <= SK_DQS_SIGN_MAX_J), so that
-     * the compiler vectorizes the inner loop over j: the same products and sums in the same
-     * order in every lane, so the same signs (the loop over strided joints took about 40% of a
-     * DQS call's fixed cost with J = 64). */
-    SK_T c[4][SK_DQS_SIGN_MAX_J];
-    for (int64_t j = 0; j < n_joints; ++j)
-        for (int i = 0; i < 4; ++i) c[i][j] = quats[stride * j + i];
-    for (int64_t p = 0; p < n_joints; ++p) {
-        const SK_T a = c[0][p], b = c[1][p], e = c[2][p], d = c[3][p];
-        float *row = sign + p * n_joints;
-        for (int64_t j = 0; j < n_joints; ++j) {
-            SK_T dot = a * c[0][j] + b * c[1][j] + e * c[2][j] + d * c[3][j];
-            row[j] = dot < 0 ? -1.0f : 1.0f;
-        }
+#ifdef SK_BUILD_AVX512
+    if (sk_simd_current() == SK_SIMD_AVX512) {
+        SK_FN(sk_dqs_signs_avx512)(sign, quats, stride, n_joints);
+        return;
     }
+#endif
+#ifdef SK_BUILD_AVX2
+    if (sk_simd_current() == SK_SIMD_AVX2) {
+        SK_FN(sk_dqs_signs_avx2)(sign, quats, stride, n_joints);
+        return;
+    }
+#endif
+    SK_FN(dqs_signs_portable)(sign, quats, stride, n_joints);
 }
 
 /* One vertex (sk_dqs_eval, skin_common.template.h). */

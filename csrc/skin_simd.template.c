@@ -42,6 +42,20 @@
 #undef SK_ANYBAD_NAME
 #undef SK_ANYBAD_LINKAGE
 
+/* DQS's hemisphere signs, vectorized for this ISA. */
+#define SK_SIGNS_LINKAGE
+#define SK_T float
+#define SK_SIGNS_NAME SK_ISA(sk_dqs_signs, _f32)
+#include "skin_signs.template.h"
+#undef SK_T
+#undef SK_SIGNS_NAME
+#define SK_T double
+#define SK_SIGNS_NAME SK_ISA(sk_dqs_signs, _f64)
+#include "skin_signs.template.h"
+#undef SK_T
+#undef SK_SIGNS_NAME
+#undef SK_SIGNS_LINKAGE
+
 /* ------------------------------------------------------------------------------------------
  * Influence slots.  The index type is a compile-time constant in each instantiation (the
  * kernels switch on it once per call); the weight type is a predictable branch.
