@@ -3,8 +3,9 @@
  * with the widest registers it has; skin_dqs.c compiles it for the portable path, skin_avx2.c
  * and skin_avx512.c for wider registers.  Every lane takes the same products and sums in the same
  * order as the scalar kernel's dot product, so every version gives the same signs (a strided
- * scalar loop took about 40% of a DQS call's fixed cost with J = 64; Clang, which would fuse the
- * sum into multiply-adds where FMA is enabled, is told not to).
+ * scalar loop took about 40% of a DQS call's fixed cost with J = 64).  The build turns off
+ * contraction (CMakeLists.txt): Clang would otherwise fuse the sums into multiply-adds in the
+ * AVX files only.
  *
  * Included with SK_T (float or double), SK_SIGNS_NAME (the function's name) and
  * SK_SIGNS_LINKAGE (static, or empty) defined.  n_joints <= SK_DQS_SIGN_MAX_J. */
@@ -12,9 +13,6 @@
 SK_SIGNS_LINKAGE void SK_SIGNS_NAME(float *sign, const SK_T *quats, ptrdiff_t stride,
                                     int64_t n_joints)
 {
-#ifdef __clang__
-#pragma STDC FP_CONTRACT OFF
-#endif
     SK_T c[4][SK_DQS_SIGN_MAX_J];
     for (int64_t j = 0; j < n_joints; ++j)
         for (int i = 0; i < 4; ++i) c[i][j] = quats[stride * j + i];
