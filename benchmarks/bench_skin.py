@@ -383,6 +383,16 @@ def run_size(V, args, notes):
     return rows, checks
 
 
+def fixed_cost(args):
+    """Microseconds a call takes at V = 16 (J = 64, float32, normals, an Influences object,
+    outputs given): the cost every call pays besides its vertices (argument checks, the palette's
+    checks and preparation), which dominates small meshes."""
+    m = Mesh(16, 4, np.float32)
+    samples = measure({"lbs": skinkit_call(m), "dqs": skinkit_call(m, "dqs"),
+                       "rigid": skinkit_call(m, "rigid")}, args.rounds, args.min_sample)
+    return {k: float(np.median(v)) * 1e6 for k, v in samples.items()}
+
+
 def ratios(rows):
     """Every ratio as the median over rounds of the ratio within a round: the two contenders of
     a round ran within a second of each other, so the slow swings of a shared machine (a
@@ -476,6 +486,9 @@ def main(argv=None):
                   f"{probe / r['ns_per_vertex']:>11.3f}")
         print("  ratios: " + ", ".join(f"{k} {v:.3g}" for k, v in all_ratios[V].items()))
         print("  checks: " + ", ".join(f"{k} {v}" for k, v in checks.items()))
+    fixed = fixed_cost(args)
+    print(f"\na call's fixed cost (V = 16, J = {J}, float32, normals, outputs given): "
+          + ", ".join(f"{k} {v:.1f} us" for k, v in fixed.items()))
     info["load_average_after"] = _loadavg()
 
     verdicts = []
@@ -512,6 +525,7 @@ def main(argv=None):
         json.dump({"info": info, "args": vars(args), "results": all_rows,
                    "ratios": {str(k): v for k, v in all_ratios.items()},
                    "checks": {str(k): v for k, v in all_checks.items()},
+                   "fixed_cost_us": fixed,
                    "targets": verdicts, "notes": notes}, f, indent=1)
     print(f"\nwrote {args.json}")
 
