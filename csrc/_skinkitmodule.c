@@ -368,19 +368,6 @@ static PyObject *py_palette(PyObject *self, PyObject *args)
  * Skinning kernels
  * ---------------------------------------------------------------------------------------- */
 
-/* Rows 0-2 of each of n 4x4 matrices (16 numbers a joint) -> n 3x4s (12 a joint). */
-static void copy_rows3_f32(float *dst, const float *src, npy_intp n)
-{
-    for (npy_intp j = 0; j < n; ++j)
-        for (int i = 0; i < 12; ++i) dst[12 * j + i] = src[16 * j + i];
-}
-
-static void copy_rows3_f64(double *dst, const double *src, npy_intp n)
-{
-    for (npy_intp j = 0; j < n; ++j)
-        for (int i = 0; i < 12; ++i) dst[12 * j + i] = src[16 * j + i];
-}
-
 /* A vertex stream of `a`, optionally at frame f of a batched (F, V, n) array. */
 static sk_stream stream_of(PyArrayObject *a, npy_intp f)
 {
@@ -720,12 +707,16 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
         bad_frame = f;
         const char *kf = pal_data + (size_t)f * J * 4 * pal_rows * esize;
         if (k3) { /* rows 0-2 of each joint */
-            /* element by element: memcpy of a size known only at run time compiled to `rep
-             * movsq`, a microsecond a call with J = 64 */
-            if (t == NPY_FLOAT32)
-                copy_rows3_f32((float *)k3, (const float *)kf, J);
-            else
-                copy_rows3_f64((double *)k3, (const double *)kf, J);
+            /* each copy's size a constant (a run-time size compiled to `rep movsq`, a
+             * microsecond a call with J = 64) */
+            for (npy_intp j = 0; j < J; ++j) {
+                char *d = (char *)k3 + (size_t)j * 12 * esize;
+                const char *s = kf + (size_t)j * 16 * esize;
+                if (esize == sizeof(float))
+                    memcpy(d, s, 12 * sizeof(float));
+                else
+                    memcpy(d, s, 12 * sizeof(double));
+            }
             kf = k3;
         }
         char *pf = (char *)prep + (size_t)f * J * psize * esize;

@@ -92,8 +92,8 @@ def _positions(positions):
     dt = positions.dtype
     # (identity first: comparing a dtype with a type object converts the type, about 0.2 us)
     if dt is not _F32 and dt is not _F64 and dt not in (np.float32, np.float64):
-        swapped = positions.dtype.kind == "f" and not positions.dtype.isnative
-        raise TypeError(f"positions has dtype {positions.dtype}, expected float32 or float64"
+        swapped = dt.kind == "f" and not dt.isnative
+        raise TypeError(f"positions has dtype {dt}, expected float32 or float64"
                         + (" in native byte order (it is byte-swapped)" if swapped else ""))
     if positions.ndim not in (2, 3) or positions.shape[-1] != 3:
         raise ValueError(f"positions must have shape (V, 3) or (F, V, 3), got {positions.shape}")
