@@ -19,6 +19,29 @@ SK_ALWAYS_INLINE SK_FN(sk_v4) SK_FN(sk_v4_splat)(SK_T a)
 }
 #endif
 
+/* Whether a[0 .. n) are all finite.  A number is inf or NaN exactly when its exponent bits are
+ * all ones, and then adding 1 to its exponent field carries into the sign bit: integer ands,
+ * adds and ors without branches, which the compiler vectorizes for both float types (a check
+ * per entry that returned at the first bad one stayed scalar: half of sk_lbs_prepare, about
+ * 0.8 us a call with J = 64). */
+static inline int SK_FN(sk_all_finite)(const SK_T *a, int64_t n)
+{
+#if SK_IS_F32
+    typedef uint32_t bits_t;
+    const bits_t exponent = 0x7f800000u, exponent_one = 0x00800000u;
+#else
+    typedef uint64_t bits_t;
+    const bits_t exponent = 0x7ff0000000000000u, exponent_one = 0x0010000000000000u;
+#endif
+    bits_t any = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        bits_t b;
+        memcpy(&b, a + i, sizeof b);
+        any |= (b & exponent) + exponent_one;
+    }
+    return !(any >> (8 * sizeof(bits_t) - 1));
+}
+
 /* Influence slots are converted a block at a time into these stack buffers, so that the
  * float/double template is the only one whatever the index and weight dtypes. */
 #ifndef SK_SLOTS

@@ -83,9 +83,9 @@ sk_result SK_FN(sk_validate_influences)(const sk_influences *in, int64_t n_verti
 sk_result SK_FN(sk_lbs_prepare)(SK_T *prepared, const SK_T *palette, int64_t n_joints,
                                 int64_t *bad)
 {
-    for (int64_t j = 0; j < n_joints; ++j)
-        for (int i = 0; i < 12; ++i)
-            if (!isfinite((double)palette[12 * j + i])) {
+    if (!SK_FN(sk_all_finite)(palette, 12 * n_joints)) /* then the first joint that is not */
+        for (int64_t j = 0; j < n_joints; ++j)
+            if (!SK_FN(sk_all_finite)(palette + 12 * j, 12)) {
                 if (bad) *bad = j;
                 return SK_ERR_NOT_FINITE;
             }

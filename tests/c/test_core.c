@@ -69,6 +69,34 @@ static void case_inverse_bind_and_palette(void)
     CHECK(sk_inverse_bind_f64(ib, nan_m, 1, 3, &bad) == SK_ERR_NOT_FINITE);
 }
 
+/* sk_lbs_prepare's finite check: the largest finite numbers and subnormals pass, inf and NaN of
+ * either sign anywhere in any joint fail, naming the first joint that has one. */
+static void case_prepare_finite(void)
+{
+    enum { NJ = 7 };
+    float pal[12 * NJ], prep[SK_LBS_PREPARED_SIZE * NJ];
+    double pal64[12 * NJ], prep64[SK_LBS_PREPARED_SIZE * NJ];
+    const float bad32[] = {INFINITY, -INFINITY, NAN, -NAN};
+    const double bad64[] = {INFINITY, -INFINITY, NAN, -NAN};
+    for (int b = 0; b < 4; ++b)
+        for (int at = 0; at < 12 * NJ; at += 5) {
+            for (int i = 0; i < 12 * NJ; ++i) {
+                pal[i] = i % 3 == 0 ? 3.4028235e38f : i % 3 == 1 ? -1e-45f : 0.5f;
+                pal64[i] = i % 3 == 0 ? 1.7976931348623157e308 : i % 3 == 1 ? -5e-324 : 0.5;
+            }
+            int64_t bad = -1;
+            CHECK(sk_lbs_prepare_f32(prep, pal, NJ, &bad) == SK_OK);
+            CHECK(sk_lbs_prepare_f64(prep64, pal64, NJ, &bad) == SK_OK);
+            pal[at] = bad32[b];
+            pal64[at] = bad64[b];
+            pal[12 * (NJ - 1) + 4] = NAN; /* a later joint too: the first is named */
+            pal64[12 * (NJ - 1) + 4] = NAN;
+            CHECK(sk_lbs_prepare_f32(prep, pal, NJ, &bad) == SK_ERR_NOT_FINITE && bad == at / 12);
+            bad = -1;
+            CHECK(sk_lbs_prepare_f64(prep64, pal64, NJ, &bad) == SK_ERR_NOT_FINITE && bad == at / 12);
+        }
+}
+
 /* ---- skinning kernels ------------------------------------------------------------------ */
 
 /* Two joints: identity and a quarter turn about z with a translation.  A vertex half on each
@@ -553,6 +581,7 @@ int main(void)
     case_fk_deep_chain_f32();
     case_inverse_bind_paths();
     case_palette_pre_post();
+    case_prepare_finite();
     case_lbs_dqs_interleaved();
     case_portable_kernels();
     case_parallel_for_covers_each_item_once();
