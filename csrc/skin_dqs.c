@@ -271,11 +271,11 @@ static void quat_from_rot(double q[4], const double m[9])
     for (int i = 0; i < 4; ++i) q[i] /= n;
 }
 
-/* One joint: K = Rigid o Scale about the pivot c (DESIGN.md section 2). */
-static void dqs_prepare_joint(double out[SK_DQS_PREPARED_SIZE], const double k[12], const double c[3])
+/* One joint: K = Rigid o Scale about the pivot c (DESIGN.md section 2); `scaled`: dqs_has_scale(k). */
+static void dqs_prepare_joint(double out[SK_DQS_PREPARED_SIZE], const double k[12], const double c[3],
+                              int scaled)
 {
     double rot[9], t[3] = {k[3], k[7], k[11]};
-    int scaled = dqs_has_scale(k);
     for (int i = 0; i < 12; ++i) out[8 + i] = (i % 5 == 0) ? 1.0 : 0.0; /* identity 3x4 */
     if (scaled) {
         double sym[9];

@@ -8,17 +8,20 @@
 sk_result SK_FN(sk_dqs_prepare)(SK_T *prepared, const SK_T *palette, const SK_T *pivots,
                                 int64_t n_joints, int64_t *bad)
 {
-    /* Check everything first: a failure leaves `prepared` untouched. */
-    for (int64_t j = 0; j < n_joints; ++j) {
+    /* Check everything first: a failure leaves `prepared` untouched.  The finite checks run
+     * over the whole arrays first (vectorized, sk_all_finite); the joints are looked at one by
+     * one only for a failure, or for scale when there are no pivots. */
+    const int finite = SK_FN(sk_all_finite)(palette, 12 * n_joints) &&
+                       (!pivots || SK_FN(sk_all_finite)(pivots, 3 * n_joints));
+    for (int64_t j = 0; j < n_joints && (!finite || !pivots); ++j) {
         double k[12];
         for (int i = 0; i < 12; ++i) k[i] = (double)palette[12 * j + i];
         sk_result r = SK_OK;
-        if (!sk_aff_finite(k))
+        if (!finite && !SK_FN(sk_all_finite)(palette + 12 * j, 12))
             r = SK_ERR_NOT_FINITE;
         else if (!pivots && dqs_has_scale(k))
             r = SK_ERR_NEEDS_PIVOTS;
-        else if (pivots && !(isfinite((double)pivots[3 * j]) && isfinite((double)pivots[3 * j + 1]) &&
-                             isfinite((double)pivots[3 * j + 2])))
+        else if (!finite && pivots && !SK_FN(sk_all_finite)(pivots + 3 * j, 3))
             r = SK_ERR_NOT_FINITE;
         if (r != SK_OK) {
             if (bad) *bad = j;
@@ -30,7 +33,8 @@ sk_result SK_FN(sk_dqs_prepare)(SK_T *prepared, const SK_T *palette, const SK_T 
         for (int i = 0; i < 12; ++i) k[i] = (double)palette[12 * j + i];
         if (pivots)
             for (int i = 0; i < 3; ++i) c[i] = (double)pivots[3 * j + i];
-        dqs_prepare_joint(out, k, c);
+        /* without pivots, the check above found no joint scaled */
+        dqs_prepare_joint(out, k, c, pivots ? dqs_has_scale(k) : 0);
         for (int i = 0; i < SK_DQS_PREPARED_SIZE; ++i)
             prepared[SK_DQS_PREPARED_SIZE * j + i] = (SK_T)out[i];
     }
