@@ -95,6 +95,24 @@ static void case_prepare_finite(void)
             bad = -1;
             CHECK(sk_lbs_prepare_f64(prep64, pal64, NJ, &bad) == SK_ERR_NOT_FINITE && bad == at / 12);
         }
+    /* sk_dqs_prepare: the first joint with a problem, in joint order (not finite; scaled without
+     * pivots; a pivot not finite), whichever check finds it */
+    float rig[12 * 3], piv[3 * 3] = {0};
+    float dprep[SK_DQS_PREPARED_SIZE * 3];
+    for (int i = 0; i < 12 * 3; ++i) rig[i] = (i % 12) % 5 == 0 ? 1.0f : 0.0f; /* identities */
+    int64_t bad = -1;
+    CHECK(sk_dqs_prepare_f32(dprep, rig, NULL, 3, &bad) == SK_OK);
+    CHECK(sk_dqs_prepare_f32(dprep, rig, piv, 3, &bad) == SK_OK);
+    rig[12 * 2 + 7] = NAN;
+    CHECK(sk_dqs_prepare_f32(dprep, rig, NULL, 3, &bad) == SK_ERR_NOT_FINITE && bad == 2);
+    rig[12 * 1 + 5] = 2.0f; /* joint 1 scaled: found first without pivots */
+    CHECK(sk_dqs_prepare_f32(dprep, rig, NULL, 3, &bad) == SK_ERR_NEEDS_PIVOTS && bad == 1);
+    CHECK(sk_dqs_prepare_f32(dprep, rig, piv, 3, &bad) == SK_ERR_NOT_FINITE && bad == 2);
+    rig[12 * 2 + 7] = 0.0f;
+    piv[3 * 1 + 2] = -INFINITY;
+    CHECK(sk_dqs_prepare_f32(dprep, rig, piv, 3, &bad) == SK_ERR_NOT_FINITE && bad == 1);
+    piv[3 * 1 + 2] = 0.0f;
+    CHECK(sk_dqs_prepare_f32(dprep, rig, piv, 3, &bad) == SK_OK && dprep[SK_DQS_PREPARED_SIZE + 20] == 1.0f);
 }
 
 /* ---- skinning kernels ------------------------------------------------------------------ */
