@@ -516,6 +516,18 @@ static void lbs16_make_tables(lbs16_tables *tb)
     }
 }
 
+/* Offset k of offsets_k's table (>= 0, below 2^29), read with its neighbour as one 64-bit load
+ * (little-endian: the even one in the low half) and split on the integer ports, which relieves
+ * the load ports (lbs16_blend_rows).  K = 4 with the cofactors' blends (a scaled palette with
+ * normals) took 0.93-0.95x the time at 4k-1M; K = 8 was within noise, so it reads its offsets
+ * one by one. */
+SK_ALWAYS_INLINE uint32_t offset_of_pair(const int32_t *off, int k)
+{
+    uint64_t pair;
+    memcpy(&pair, off + (k & ~1), 8);
+    return (uint32_t)(k & 1 ? pair >> 32 : pair);
+}
+
 /* m = sum_k w_k K[j_k] and, with `normals`, c = sum_k w_k cof[j_k] (column-major, padded; c is
  * left unwritten without); returns sum_k w_k. */
 SK_ALWAYS_INLINE float lbs16_blend(__m512 *m, __m512 *c, const sk_skin_job_f32 *job, int64_t v,
@@ -543,7 +555,7 @@ SK_ALWAYS_INLINE float lbs16_blend(__m512 *m, __m512 *c, const sk_skin_job_f32 *
     if (kk == 4) { /* float weights, joints from offsets_k, sums from lane 15 (lbs16_block) */
         for (int k = 0; k < 4; ++k) {
             const __m512 wv = _mm512_set1_ps(*(const float *)(wp + k * in->weights.elem));
-            const float *pj = job->prepared + off[k];
+            const float *pj = job->prepared + offset_of_pair(off, k);
             am = _mm512_fmadd_ps(wv, _mm512_loadu_ps(pj), am);
             if (normals) ac = _mm512_fmadd_ps(wv, _mm512_loadu_ps(pj + 16), ac);
         }
@@ -693,23 +705,19 @@ SK_ALWAYS_INLINE unsigned small16(const __m512 w[4])
 /* One vertex's blend in the common case (glTF's layout, a rigid palette): K = 4 contiguous
  * float weights `w`, each slot's joint row at `prepared` + its offset o[k] (offsets_k), read by
  * the multiply-add with an index register.  The same operations in the same order as
- * lbs16_blend.  The offsets (>= 0, below 2^29) are read two to a 64-bit load (little-endian:
- * the first in the low half) and split by a move and a shift: the load ports are this loop's
- * bottleneck on Cascade Lake (four rows, four broadcast weights and, before, four offsets a
- * vertex), and the split runs on the integer ports: 0.94-0.98x the time at 4k and 100k
- * vertices, 0.96-1.0x at 1M (paired A/Bs).  (Row pointers made a block ahead instead of
- * offsets, to save the index register, took 6-11% more time on Zen 5 and 6-10% on Cascade
- * Lake: the pointers are twice the stores and loads, and making them twice the work.) */
+ * lbs16_blend.  The load ports bound this loop on Cascade Lake (four rows, four broadcast
+ * weights and four offsets a vertex): the offsets read two to a load (offset_of_pair) took
+ * 0.94-0.98x the time at 4k and 100k vertices, 0.96-1.0x at 1M (paired A/Bs).  (Row pointers
+ * made a block ahead instead of offsets, to save the index register, took 6-11% more time on
+ * Zen 5 and 6-10% on Cascade Lake: the pointers are twice the stores and loads, and making
+ * them twice the work.) */
 SK_ALWAYS_INLINE __m512 lbs16_blend_rows(const float *prepared, const int32_t *o, const float *w)
 {
-    uint64_t o01, o23;
-    memcpy(&o01, o, 8);
-    memcpy(&o23, o + 2, 8);
-    __m512 am = _mm512_fmadd_ps(_mm512_set1_ps(w[0]), _mm512_loadu_ps(prepared + (uint32_t)o01),
+    __m512 am = _mm512_fmadd_ps(_mm512_set1_ps(w[0]), _mm512_loadu_ps(prepared + offset_of_pair(o, 0)),
                                 _mm512_setzero_ps());
-    am = _mm512_fmadd_ps(_mm512_set1_ps(w[1]), _mm512_loadu_ps(prepared + (o01 >> 32)), am);
-    am = _mm512_fmadd_ps(_mm512_set1_ps(w[2]), _mm512_loadu_ps(prepared + (uint32_t)o23), am);
-    return _mm512_fmadd_ps(_mm512_set1_ps(w[3]), _mm512_loadu_ps(prepared + (o23 >> 32)), am);
+    am = _mm512_fmadd_ps(_mm512_set1_ps(w[1]), _mm512_loadu_ps(prepared + offset_of_pair(o, 1)), am);
+    am = _mm512_fmadd_ps(_mm512_set1_ps(w[2]), _mm512_loadu_ps(prepared + offset_of_pair(o, 2)), am);
+    return _mm512_fmadd_ps(_mm512_set1_ps(w[3]), _mm512_loadu_ps(prepared + offset_of_pair(o, 3)), am);
 }
 
 /* Every vertex's blend, with or without the cofactors' (a constant, so that the loop tests
