@@ -104,10 +104,13 @@ def _palette(palette, dtype):
     # The common case, a C-contiguous (J, 4, 4) or (F, J, 4, 4) palette of the positions' dtype,
     # goes to C as it is: C checks its last rows as transforms() does and every value, and reads
     # the 3x4 parts (checking and slicing here took 3.8 of a call's 10.3 us of fixed cost).
-    if (type(palette) is np.ndarray and palette.dtype == dtype and palette.ndim in (3, 4)
-            and palette.shape[-2:] == (4, 4) and palette.shape[-3] > 0
-            and palette.flags.c_contiguous and palette.flags.aligned):
-        return (palette if palette.ndim == 4 else palette[None]), palette.ndim == 4
+    # (the shape and the flags read once each: 0.75x this step's time)
+    if type(palette) is np.ndarray and palette.dtype == dtype:
+        shape = palette.shape
+        if len(shape) in (3, 4) and shape[-1] == 4 and shape[-2] == 4 and shape[-3] > 0:
+            flags = palette.flags
+            if flags.c_contiguous and flags.aligned:
+                return (palette if len(shape) == 4 else palette[None]), len(shape) == 4
     # finite=False: the kernels' prepare step checks every value in C, after the cast to the
     # positions' dtype (so a float64 value too large for float32 is refused too), before anything
     # is written; a NaN in the last row fails the last-row test.  (A call's fixed cost matters
