@@ -271,7 +271,8 @@ static void quat_from_rot(double q[4], const double m[9])
     for (int i = 0; i < 4; ++i) q[i] /= n;
 }
 
-/* One joint: K = Rigid o Scale about the pivot c (DESIGN.md section 2); `scaled`: dqs_has_scale(k). */
+/* One joint: K = Rigid o Scale about the pivot c (DESIGN.md section 2); `scaled` is
+ * dqs_has_scale(k). */
 static void dqs_prepare_joint(double out[SK_DQS_PREPARED_SIZE], const double k[12], const double c[3],
                               int scaled)
 {

@@ -713,11 +713,12 @@ SK_ALWAYS_INLINE unsigned small16(const __m512 w[4])
  * them twice the work.) */
 SK_ALWAYS_INLINE __m512 lbs16_blend_rows(const float *prepared, const int32_t *o, const float *w)
 {
-    __m512 am = _mm512_fmadd_ps(_mm512_set1_ps(w[0]), _mm512_loadu_ps(prepared + offset_of_pair(o, 0)),
-                                _mm512_setzero_ps());
-    am = _mm512_fmadd_ps(_mm512_set1_ps(w[1]), _mm512_loadu_ps(prepared + offset_of_pair(o, 1)), am);
-    am = _mm512_fmadd_ps(_mm512_set1_ps(w[2]), _mm512_loadu_ps(prepared + offset_of_pair(o, 2)), am);
-    return _mm512_fmadd_ps(_mm512_set1_ps(w[3]), _mm512_loadu_ps(prepared + offset_of_pair(o, 3)), am);
+    const float *r0 = prepared + offset_of_pair(o, 0), *r1 = prepared + offset_of_pair(o, 1),
+                *r2 = prepared + offset_of_pair(o, 2), *r3 = prepared + offset_of_pair(o, 3);
+    __m512 am = _mm512_fmadd_ps(_mm512_set1_ps(w[0]), _mm512_loadu_ps(r0), _mm512_setzero_ps());
+    am = _mm512_fmadd_ps(_mm512_set1_ps(w[1]), _mm512_loadu_ps(r1), am);
+    am = _mm512_fmadd_ps(_mm512_set1_ps(w[2]), _mm512_loadu_ps(r2), am);
+    return _mm512_fmadd_ps(_mm512_set1_ps(w[3]), _mm512_loadu_ps(r3), am);
 }
 
 /* Every vertex's blend, with or without the cofactors' (a constant, so that the loop tests

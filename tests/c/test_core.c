@@ -93,7 +93,8 @@ static void case_prepare_finite(void)
             pal64[12 * (NJ - 1) + 4] = NAN;
             CHECK(sk_lbs_prepare_f32(prep, pal, NJ, &bad) == SK_ERR_NOT_FINITE && bad == at / 12);
             bad = -1;
-            CHECK(sk_lbs_prepare_f64(prep64, pal64, NJ, &bad) == SK_ERR_NOT_FINITE && bad == at / 12);
+            CHECK(sk_lbs_prepare_f64(prep64, pal64, NJ, &bad) == SK_ERR_NOT_FINITE &&
+                  bad == at / 12);
         }
     /* sk_dqs_prepare: the first joint with a problem, in joint order (not finite; scaled without
      * pivots; a pivot not finite), whichever check finds it */
@@ -112,7 +113,8 @@ static void case_prepare_finite(void)
     piv[3 * 1 + 2] = -INFINITY;
     CHECK(sk_dqs_prepare_f32(dprep, rig, piv, 3, &bad) == SK_ERR_NOT_FINITE && bad == 1);
     piv[3 * 1 + 2] = 0.0f;
-    CHECK(sk_dqs_prepare_f32(dprep, rig, piv, 3, &bad) == SK_OK && dprep[SK_DQS_PREPARED_SIZE + 20] == 1.0f);
+    CHECK(sk_dqs_prepare_f32(dprep, rig, piv, 3, &bad) == SK_OK &&
+          dprep[SK_DQS_PREPARED_SIZE + 20] == 1.0f); /* joint 1's scale flag */
 }
 
 /* ---- skinning kernels ------------------------------------------------------------------ */
