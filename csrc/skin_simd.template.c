@@ -1800,10 +1800,10 @@ SK_ALWAYS_INLINE int64_t lbs4d_blocks(const sk_skin_job_f64 *job, int64_t v, int
         rows4x4_f64(row[0], &job->influences, v, 4, it, job->n_joints, SK_LBS_PREPARED_SIZE,
                     job->prepared);
     const sk_influences *in = &job->influences;
-    /* `defer` (outputs_close): the previous block's normals are made unit length and written
-     * after this block's blends, as in lbs8_blocks; not otherwise, since deferring took 5-15%
-     * more time in other layouts on Zen 3 (16 ymm registers do not hold both blocks' values)
-     * and 4-14% more on the Xeon with AVX-512 */
+    /* `defer` (AVX2, outputs_close): the previous block's normals are made unit length and
+     * written after this block's blends, as in lbs8_blocks; not otherwise, since deferring took
+     * 5-15% more time in other layouts on Zen 3 (16 ymm registers do not hold both blocks'
+     * values).  (AVX-512 comes here for positions only: lbs4d_pairs does the normals.) */
     __m256d yn_prev[4];
     unsigned copy_prev = 0;
     int64_t v_prev = -1;
@@ -1841,11 +1841,14 @@ SK_ALWAYS_INLINE int64_t lbs4d_blocks(const sk_skin_job_f64 *job, int64_t v, int
 }
 
 #ifdef __AVX512F__
-/* As lbs4d_blocks with normals, streamed, for pairs of blocks (8 vertices, 192 bytes of each
- * output) from v, where the positions' output is 64-byte aligned: each block's positions and
- * normals are packed, the first block's held, and each output's three lines written together
- * with the second block's (`shift_n`: the normals' through rows_pair's shift, their output being
- * d doubles past a line there).  On the Xeon of model 207, with lbs4d_pack's permutes and a
+/* As lbs4d_blocks with normals, for pairs of blocks (8 vertices, 192 bytes of each output) from
+ * v.  Streamed (not `cached`), where the positions' output is 64-byte aligned: each block's
+ * positions and normals are packed, the first block's held, and each output's three lines
+ * written together with the second block's (`shift_n`: the normals' through rows_pair's shift,
+ * their output being d doubles past a line there).  `cached`: each block's rows stored as
+ * lbs4d_blocks stores them, for the overlap of the normals below (on the Cascade Lake Xeon
+ * 0.84-0.87x the time of lbs4d_blocks at 4k and 20k vertices, rigid and scaled palettes, same
+ * bits).  On the Xeon of model 207, with lbs4d_pack's permutes and a
  * software prefetch since dropped (below), a 1M-vertex call took 0.85-0.92x the time of
  * four-vertex blocks with half lines streamed as they come (their normals cached where not
  * 32-byte aligned), 300k 0.92-0.97x (paired A/Bs, same bits).  On Zen 3 the pairs measured
@@ -1854,7 +1857,8 @@ SK_ALWAYS_INLINE int64_t lbs4d_blocks(const sk_skin_job_f64 *job, int64_t v, int
 SK_ALWAYS_INLINE int64_t lbs4d_pairs(const sk_skin_job_f64 *job, int64_t v, int64_t end,
                                      const double *pin, const double *nin, double *pout,
                                      double *nout, const int rigid, const int shift_n,
-                                     sk_index_type it, int64_t kk, sk_weight_type wt)
+                                     const int cached, sk_index_type it, int64_t kk,
+                                     sk_weight_type wt)
 {
     const double *row[2][16];
     if (kk == 4 && v + 4 <= end)
@@ -1884,14 +1888,16 @@ SK_ALWAYS_INLINE int64_t lbs4d_pairs(const sk_skin_job_f64 *job, int64_t v, int6
                 rows4x4_f64(row[b ^ 1], &job->influences, u + 4, 4, it, job->n_joints,
                             SK_LBS_PREPARED_SIZE, job->prepared);
             copy[b] = lbs4d_front(job, u, 4, row[b], pin + 3 * u, nin + 3 * u,
-                                  pout + 3 * u, yn[b], b ? ROWS_PAIR : ROWS_HOLD, &pp,
+                                  pout + 3 * u, yn[b],
+                                  cached ? ROWS_CACHED : b ? ROWS_PAIR : ROWS_HOLD, &pp,
                                   rigid, it, kk, wt);
         }
 #pragma GCC unroll 2
         for (int b = 0; b < 2; ++b) {
             const int64_t u = v + 4 * b;
             lbs4d_normals(nin + 3 * u, nout + 3 * u, 4, yn[b], copy[b],
-                          !b ? ROWS_HOLD : shift_n ? ROWS_SHIFT : ROWS_PAIR, &pn);
+                          cached ? ROWS_CACHED : !b ? ROWS_HOLD : shift_n ? ROWS_SHIFT : ROWS_PAIR,
+                          &pn);
         }
     }
     if (shift_n) shift_end(&pn.shift);
@@ -1928,27 +1934,29 @@ SK_ALWAYS_INLINE void lbs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
             v += head;
         }
 #endif
-#ifdef __AVX512F__
-        const int defer = 0; /* the Xeon: at most 4% for outputs_close layouts, deferring 4-14% */
-#else
-        const int defer = normals && stream && outputs_close(pout, nout, 0);
-#endif
-        const int stream_n = stream && normals && ((uintptr_t)(nout + 3 * v) & 31) == 0;
         /* the loop compiled once for each case: with rigid a run-time flag, the blends tested
          * it per slot and spilled their registers; with `normals` one, positions only took 18%
          * more time (AVX-512) and 21% (AVX2) at 100k and 1M vertices */
 #ifdef __AVX512F__
+        /* with normals, pairs of blocks (streamed or cached); positions only, lbs4d_blocks */
         const int shift_n = normals && ((uintptr_t)(nout + 3 * v) & 63) != 0;
         if (stream && rigid && shift_n)
-            v = lbs4d_pairs(job, v, end, pin, nin, pout, nout, 1, 1, it, kk, wt);
+            v = lbs4d_pairs(job, v, end, pin, nin, pout, nout, 1, 1, 0, it, kk, wt);
         else if (stream && rigid)
-            v = lbs4d_pairs(job, v, end, pin, nin, pout, nout, 1, 0, it, kk, wt);
+            v = lbs4d_pairs(job, v, end, pin, nin, pout, nout, 1, 0, 0, it, kk, wt);
+        else if (rigid)
+            v = lbs4d_pairs(job, v, end, pin, nin, pout, nout, 1, 0, 1, it, kk, wt);
         else if (stream && normals && shift_n)
-            v = lbs4d_pairs(job, v, end, pin, nin, pout, nout, 0, 1, it, kk, wt);
+            v = lbs4d_pairs(job, v, end, pin, nin, pout, nout, 0, 1, 0, it, kk, wt);
         else if (stream && normals)
-            v = lbs4d_pairs(job, v, end, pin, nin, pout, nout, 0, 0, it, kk, wt);
+            v = lbs4d_pairs(job, v, end, pin, nin, pout, nout, 0, 0, 0, it, kk, wt);
+        else if (normals)
+            v = lbs4d_pairs(job, v, end, pin, nin, pout, nout, 0, 0, 1, it, kk, wt);
         else
-#endif
+            v = lbs4d_blocks(job, v, end, pin, NULL, pout, NULL, stream, 0, 0, 0, 0, it, kk, wt);
+#else
+        const int defer = normals && stream && outputs_close(pout, nout, 0);
+        const int stream_n = stream && normals && ((uintptr_t)(nout + 3 * v) & 31) == 0;
         if (rigid && defer) /* (with normals) */
             v = lbs4d_blocks(job, v, end, pin, nin, pout, nout, stream, stream_n, 1, 1, 1, it, kk,
                              wt);
@@ -1963,6 +1971,7 @@ SK_ALWAYS_INLINE void lbs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
                              wt);
         else
             v = lbs4d_blocks(job, v, end, pin, NULL, pout, NULL, stream, 0, 0, 0, 0, it, kk, wt);
+#endif
         if (stream) _mm_sfence(); /* non-temporal stores visible before the threads join */
     }
     for (; v < end; v += 4) lbs4d_part(job, v, end - v < 4 ? end - v : 4, rigid, it, kk, wt);

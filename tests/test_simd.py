@@ -351,16 +351,25 @@ def test_layouts_do_not_change_bits(path, dtype, method, unit_rows, influences, 
         assert np.array_equal(pv, before[0]) and np.array_equal(nv, before[1])
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("method", ["lbs", "dqs"])
-def test_in_place(path, method, influences, random_palette):
+@pytest.mark.parametrize("with_normals", [False, True])
+def test_in_place(path, dtype, method, with_normals, influences, random_palette):
     rng = np.random.default_rng(8)
-    V = 77
-    P = rng.normal(size=(V, 3)).astype(np.float32)
-    idx, w = influences(rng, V, 5, 4, np.uint16, np.float32, zero_rows=[3, V - 2])
-    pal = random_palette(rng, 5)
+    V = 77  # blocks and pairs of blocks, a tail, and copied rows in both
+    P = rng.normal(size=(V, 3)).astype(dtype)
+    N = rng.normal(size=(V, 3)).astype(dtype) if with_normals else None
+    idx, w = influences(rng, V, 5, 4, np.uint16, dtype, zero_rows=[3, 13, V - 2])
+    pal = random_palette(rng, 5).astype(dtype)
     fn = getattr(sk, method)
-    want = fn(P, idx, w, pal)
-    assert fn(P, idx, w, pal, out=P) is P
+    want = fn(P, idx, w, pal, normals=N)
+    got = fn(P, idx, w, pal, normals=N, out=P)
+    if with_normals:
+        assert got[0] is P
+        assert np.array_equal(got[1], want[1])
+        want = want[0]
+    else:
+        assert got is P
     assert np.array_equal(P, want)
 
 
