@@ -1847,7 +1847,7 @@ SK_ALWAYS_INLINE int64_t lbs4d_blocks(const sk_skin_job_f64 *job, int64_t v, int
  * written together with the second block's (`shift_n`: the normals' through rows_pair's shift,
  * their output being d doubles past a line there).  `cached`: each block's rows stored as
  * lbs4d_blocks stores them, for the overlap of the normals below (on the Cascade Lake Xeon
- * 0.84-0.87x the time of lbs4d_blocks at 4k and 20k vertices, rigid and scaled palettes, same
+ * 0.84-0.87x the time of lbs4d_blocks at 4k-100k vertices, rigid and scaled palettes, same
  * bits).  On the Xeon of model 207, with lbs4d_pack's permutes and a
  * software prefetch since dropped (below), a 1M-vertex call took 0.85-0.92x the time of
  * four-vertex blocks with half lines streamed as they come (their normals cached where not
@@ -2958,20 +2958,19 @@ SK_ALWAYS_INLINE void dqs4d_blends_staged(__m256d qr[4], __m256d qd[4], int64_t 
     const double *prep = job->prepared;
 #pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) {
-        __m256d r = _mm256_setzero_pd(), d = r;
-        if (sum[i] > 1e-6) { /* as dq4d_slot, slot by slot */
+        __m256d acc[2] = {_mm256_setzero_pd(), _mm256_setzero_pd()};
+        const int blend = sum[i] > 1e-6;
+        if (blend) {
             const float *sp = sign + piv[i] * job->n_joints;
             for (int k = 0; k < 4; ++k) {
                 const int32_t j = off[4 * i + k];
-                const __m256d sv = _mm256_set1_pd(w[4 * i + k] * (double)sp[j]);
-                const double *rec = prep + SK_DQS_PREPARED_SIZE * j;
-                r = _mm256_fmadd_pd(sv, _mm256_loadu_pd(rec), r);
-                d = _mm256_fmadd_pd(sv, _mm256_loadu_pd(rec + 4), d);
+                const double wk = w[4 * i + k];
+                dq4d_slot(acc, prep + SK_DQS_PREPARED_SIZE * j, wk, wk * (double)sp[j], 0);
             }
         }
-        qr[i] = r;
-        qd[i] = d;
-        copy[i] = sum[i] > 1e-6 ? 0 : -1;
+        qr[i] = acc[0];
+        qd[i] = acc[1];
+        copy[i] = blend ? 0 : -1;
     }
 }
 
