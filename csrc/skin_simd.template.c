@@ -2753,7 +2753,7 @@ void SK_ISA(sk_dqs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end
 /* ==========================================================================================
  * float64 DQS of a rigid palette, both ISAs: as the float32 kernel, with each vertex's blended
  * dual quaternion in two ymm registers (real, dual) and 4 vertices finished at a time across
- * lanes.
+ * lanes; on AVX-512 in one zmm register and 8 vertices finished at a time (dqs8d_*, below).
  * ======================================================================================== */
 
 /* One slot of dq4d_blend: the joint's record `rec`, its weight w and signed weight ws. */
@@ -2843,6 +2843,19 @@ SK_ALWAYS_INLINE double dq4d_blend(__m256d *acc, const sk_skin_job_f64 *job, int
     return total;
 }
 
+#ifdef __AVX512F__
+/* inv_sqrt4d for 8 lanes, the same operations lane by lane */
+SK_ALWAYS_INLINE __m512d inv_sqrt8d(__m512d x)
+{
+    const __mmask8 positive = _mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_GT_OQ);
+    const __m512d half_x = _mm512_mul_pd(_mm512_set1_pd(0.5), x), three_halves = _mm512_set1_pd(1.5);
+    __m512d y = _mm512_rsqrt14_pd(x);
+    for (int step = 0; step < 2; ++step)
+        y = _mm512_mul_pd(y, _mm512_fnmadd_pd(_mm512_mul_pd(half_x, y), y, three_halves));
+    return _mm512_mask_blend_pd(positive, _mm512_set1_pd(1.0), y);
+}
+#endif
+
 /* A vertex mask (one int64 per lane, 0 or -1) as a blend mask. */
 SK_ALWAYS_INLINE __m256d lanes4d(const int64_t m[4])
 {
@@ -2919,21 +2932,13 @@ SK_ALWAYS_INLINE void rot4d(__m256d o[3], const __m256d r[9], __m256d x, __m256d
                                                                  _mm256_mul_pd(r[3 * i], x)));
 }
 
-/* dqs4d_blends for four vertices of K = 4 contiguous float64 weights with a sign table: the
- * weights and joints transposed to one register per slot, so that the four vertices' weight
- * sums and pivots (the largest weight, ties to the smallest joint; slot 0's joint where no slot
- * ties, as tied_pivot) take a few vector operations instead of each vertex's chain of permutes,
- * maxima, a mask, a bit scan and a load; then each vertex's signed weights from its row of the
- * sign table, as dq4d_blend.  The same decisions and products, so the same bits: 0.89-0.93x the
- * time of DQS at 4k-1M on the Cascade Lake Xeon.  (The signs by one 4-lane gather a slot and
- * the signed weights broadcast by permutes took 1.15-1.37x.)  `off`: the block's joints
- * (offsets_k with stride 1). */
-SK_ALWAYS_INLINE void dqs4d_blends_staged(__m256d qr[4], __m256d qd[4], int64_t copy[4],
-                                          const sk_skin_job_f64 *job, int64_t v0,
-                                          const int32_t off[16], const float *sign)
+/* The pivots (the largest weight, ties to the smallest joint; slot 0's joint where no slot
+ * ties, as tied_pivot) and weight sums of four vertices of K = 4 contiguous float64 weights w
+ * with their joints `off` (offsets_k with stride 1): the weights and joints transposed to one
+ * register per slot, so that the four vertices take a few vector operations instead of each
+ * vertex's chain of permutes, maxima, a mask, a bit scan and a load. */
+SK_ALWAYS_INLINE __m128i dqs4d_pivots_v(__m256d *sum, const double *w, const int32_t off[16])
 {
-    const sk_influences *in = &job->influences;
-    const double *w = (const double *)((const char *)in->weights.data + v0 * in->weights.row);
     __m256d ws[4]; /* slot k of the four vertices */
     for (int i = 0; i < 4; ++i) ws[i] = _mm256_loadu_pd(w + 4 * i);
     transpose4_pd(ws);
@@ -2951,10 +2956,33 @@ SK_ALWAYS_INLINE void dqs4d_blends_staged(__m256d qr[4], __m256d qd[4], int64_t 
         pivot = _mm256_min_pd(pivot, _mm256_blendv_pd(inf, joint[k], tied));
     }
     pivot = _mm256_blendv_pd(pivot, joint[0], _mm256_cmp_pd(pivot, inf, _CMP_EQ_OQ));
-    int32_t piv[4];
-    _mm_storeu_si128((__m128i *)piv, _mm256_cvttpd_epi32(pivot));
-    double sum[4];
+    *sum = total;
+    return _mm256_cvttpd_epi32(pivot);
+}
+
+SK_ALWAYS_INLINE void dqs4d_pivots(int32_t piv[4], double sum[4], const double *w,
+                                   const int32_t off[16])
+{
+    __m256d total;
+    _mm_storeu_si128((__m128i *)piv, dqs4d_pivots_v(&total, w, off));
     _mm256_storeu_pd(sum, total);
+}
+
+/* dqs4d_blends for four vertices of K = 4 contiguous float64 weights with a sign table: the
+ * pivots and sums from dqs4d_pivots, then each vertex's signed weights from its row of the
+ * sign table, as dq4d_blend.  The same decisions and products, so the same bits: 0.89-0.93x the
+ * time of DQS at 4k-1M on the Cascade Lake Xeon.  (The signs by one 4-lane gather a slot and
+ * the signed weights broadcast by permutes took 1.15-1.37x.)  `off`: the block's joints
+ * (offsets_k with stride 1). */
+SK_ALWAYS_INLINE void dqs4d_blends_staged(__m256d qr[4], __m256d qd[4], int64_t copy[4],
+                                          const sk_skin_job_f64 *job, int64_t v0,
+                                          const int32_t off[16], const float *sign)
+{
+    const sk_influences *in = &job->influences;
+    const double *w = (const double *)((const char *)in->weights.data + v0 * in->weights.row);
+    int32_t piv[4];
+    double sum[4];
+    dqs4d_pivots(piv, sum, w, off);
     const double *prep = job->prepared;
 #pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) {
@@ -3092,6 +3120,220 @@ SK_ALWAYS_INLINE void dqs4d_part(const sk_skin_job_f64 *job, int64_t v0, int64_t
     if (normals) scatter3_f64(&job->out_normals, v0, n, on);
 }
 
+#ifdef __AVX512F__
+/* AVX-512: 8 vertices a step, each vertex's blended dual quaternion in one zmm register (real
+ * then dual: the two ymm multiply-adds of dq4d_slot as one), with K = 4 and a sign table the
+ * signed weights by sign bits (dqs8d_sign_bits), and the finish across 8 lanes: the same
+ * operations lane by lane as dqs4d_blends and dqs4d_finish, so the same bits.  On the Cascade
+ * Lake Xeon 0.71-0.85x the time of the four-vertex blocks at 4k-1M with normals, 0.66-0.77x
+ * positions only (paired A/Bs, both orders; of which the sign bits 0.94-0.96x, the next step's
+ * blends before this step's finish 0.97-0.99x).  Not kept: the signs by a 16-lane gather (1.07-1.10x), the row of sign
+ * bits by a 4-lane gather with the weight sums tested in a register (1.05x), blending copied
+ * vertices too instead of a branch (0.98-1.02x), the dual quaternions copied to an aligned table
+ * (0.99-1.0x). */
+
+/* The sign table's rows as bits: bit j of bits[p] set where sign[p J + j] < 0 (J <= 64), so
+ * that a weight times its sign (+-1) is the weight with its sign bit flipped by bit j of the
+ * pivot's row: two shifts and an exclusive or for 8 slots, instead of a load, a conversion and
+ * a multiply a slot. */
+SK_ALWAYS_INLINE void dqs8d_sign_bits(uint64_t *bits, const float *sign, int64_t n_joints)
+{
+    for (int64_t p = 0; p < n_joints; ++p) {
+        uint64_t b = 0;
+        for (int64_t j = 0; j < n_joints; j += 16) {
+            const __mmask16 in = (__mmask16)(n_joints - j >= 16 ? 0xffffu : (1u << (n_joints - j)) - 1);
+            const __m512 row = _mm512_maskz_loadu_ps(in, sign + p * n_joints + j);
+            b |= (uint64_t)_mm512_mask_cmp_ps_mask(in, row, _mm512_setzero_ps(), _CMP_LT_OQ) << j;
+        }
+        bits[p] = b;
+    }
+}
+
+/* 8x8 transpose: r[i] = row i -> r[q] = element q of the 8 rows. */
+SK_ALWAYS_INLINE void transpose8_pd(__m512d r[8])
+{
+    __m512d t[8], u[8];
+    for (int i = 0; i < 4; ++i) { /* [r0_0 r1_0 | r0_2 r1_2 | ...], [r0_1 r1_1 | r0_3 r1_3 | ...] */
+        t[2 * i] = _mm512_unpacklo_pd(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_pd(r[2 * i], r[2 * i + 1]);
+    }
+    for (int h = 0; h < 2; ++h) { /* rows 4 h .. 4 h + 3: elements 0 4, 2 6, 1 5, 3 7 */
+        u[4 * h] = _mm512_shuffle_f64x2(t[4 * h], t[4 * h + 2], 0x88);
+        u[4 * h + 1] = _mm512_shuffle_f64x2(t[4 * h], t[4 * h + 2], 0xDD);
+        u[4 * h + 2] = _mm512_shuffle_f64x2(t[4 * h + 1], t[4 * h + 3], 0x88);
+        u[4 * h + 3] = _mm512_shuffle_f64x2(t[4 * h + 1], t[4 * h + 3], 0xDD);
+    }
+    static const int element[4][2] = {{0, 4}, {2, 6}, {1, 5}, {3, 7}};
+    for (int i = 0; i < 4; ++i) {
+        r[element[i][0]] = _mm512_shuffle_f64x2(u[i], u[4 + i], 0x88);
+        r[element[i][1]] = _mm512_shuffle_f64x2(u[i], u[4 + i], 0xDD);
+    }
+}
+
+/* 8 packed (x, y, z) rows of doubles <-> x, y, z registers. */
+SK_ALWAYS_INLINE void load8d_xyz(const double *p, __m512d *x, __m512d *y, __m512d *z)
+{
+    const __m512d a = _mm512_loadu_pd(p), b = _mm512_loadu_pd(p + 8), c = _mm512_loadu_pd(p + 16);
+    *x = _mm512_permutex2var_pd(_mm512_permutex2var_pd(a, _mm512_setr_epi64(0, 3, 6, 9, 12, 15, 0, 0), b),
+                                _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 10, 13), c);
+    *y = _mm512_permutex2var_pd(_mm512_permutex2var_pd(a, _mm512_setr_epi64(1, 4, 7, 10, 13, 0, 0, 0), b),
+                                _mm512_setr_epi64(0, 1, 2, 3, 4, 8, 11, 14), c);
+    *z = _mm512_permutex2var_pd(_mm512_permutex2var_pd(a, _mm512_setr_epi64(2, 5, 8, 11, 14, 0, 0, 0), b),
+                                _mm512_setr_epi64(0, 1, 2, 3, 4, 9, 12, 15), c);
+}
+
+SK_ALWAYS_INLINE void store8d_xyz(double *p, __m512d x, __m512d y, __m512d z)
+{
+    const __m512d a = _mm512_permutex2var_pd(
+        _mm512_permutex2var_pd(x, _mm512_setr_epi64(0, 8, 0, 1, 9, 0, 2, 10), y),
+        _mm512_setr_epi64(0, 1, 8, 3, 4, 9, 6, 7), z);
+    const __m512d b = _mm512_permutex2var_pd(
+        _mm512_permutex2var_pd(x, _mm512_setr_epi64(0, 3, 11, 0, 4, 12, 0, 5), y),
+        _mm512_setr_epi64(10, 1, 2, 11, 4, 5, 12, 7), z);
+    const __m512d c = _mm512_permutex2var_pd(
+        _mm512_permutex2var_pd(x, _mm512_setr_epi64(13, 0, 6, 14, 0, 7, 15, 0), y),
+        _mm512_setr_epi64(0, 13, 2, 3, 14, 5, 6, 15), z);
+    _mm512_storeu_pd(p, a);
+    _mm512_storeu_pd(p + 8, b);
+    _mm512_storeu_pd(p + 16, c);
+}
+
+/* quat4d_matrix and rot4d for 8 lanes */
+SK_ALWAYS_INLINE void quat8d_matrix(__m512d r[9], __m512d x, __m512d y, __m512d z, __m512d s,
+                                    __m512d two)
+{
+    const __m512d one = _mm512_set1_pd(1.0);
+    const __m512d xx = _mm512_mul_pd(x, x), yy = _mm512_mul_pd(y, y), zz = _mm512_mul_pd(z, z);
+    const __m512d xy = _mm512_mul_pd(x, y), xz = _mm512_mul_pd(x, z), yz = _mm512_mul_pd(y, z);
+    const __m512d xs = _mm512_mul_pd(x, s), ys = _mm512_mul_pd(y, s), zs = _mm512_mul_pd(z, s);
+    r[0] = _mm512_sub_pd(one, _mm512_mul_pd(two, _mm512_add_pd(yy, zz)));
+    r[1] = _mm512_mul_pd(two, _mm512_sub_pd(xy, zs));
+    r[2] = _mm512_mul_pd(two, _mm512_add_pd(xz, ys));
+    r[3] = _mm512_mul_pd(two, _mm512_add_pd(xy, zs));
+    r[4] = _mm512_sub_pd(one, _mm512_mul_pd(two, _mm512_add_pd(xx, zz)));
+    r[5] = _mm512_mul_pd(two, _mm512_sub_pd(yz, xs));
+    r[6] = _mm512_mul_pd(two, _mm512_sub_pd(xz, ys));
+    r[7] = _mm512_mul_pd(two, _mm512_add_pd(yz, xs));
+    r[8] = _mm512_sub_pd(one, _mm512_mul_pd(two, _mm512_add_pd(xx, yy)));
+}
+
+SK_ALWAYS_INLINE void rot8d(__m512d o[3], const __m512d r[9], __m512d x, __m512d y, __m512d z)
+{
+    for (int i = 0; i < 3; ++i)
+        o[i] = _mm512_fmadd_pd(r[3 * i + 2], z, _mm512_fmadd_pd(r[3 * i + 1], y,
+                                                                 _mm512_mul_pd(r[3 * i], x)));
+}
+
+/* The blends of vertices v0 .. v0 + 7, q[i] = [real | dual] of vertex v0 + i; bit i of the
+ * result: vertex v0 + i's weights sum to <= 1e-6. */
+SK_ALWAYS_INLINE unsigned dqs8d_blends(__m512d q[8], const sk_skin_job_f64 *job, int64_t v0,
+                                       const float *sign, const uint64_t *sbits,
+                                       sk_index_type it, int64_t kk, sk_weight_type wt)
+{
+    const sk_influences *in = &job->influences;
+    unsigned copy = 0;
+    if (kk == 4 && sign && weights_packed4(in, 8)) {
+        int32_t off[32];
+        offsets_k(off, in, v0, 8, it, job->n_joints, 1, 4);
+        const double *w = (const double *)((const char *)in->weights.data + v0 * in->weights.row);
+        const double *prep = job->prepared;
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+            int32_t piv[4];
+            double sum[4];
+            dqs4d_pivots(piv, sum, w + 16 * h, off + 16 * h);
+            /* the signed weights: each weight's sign bit flipped where the sign table's row
+             * (the pivot's) holds -1 for its joint (times -1 or 1: the same) */
+            const __m512i rows = _mm512_castsi256_si512(_mm256_setr_epi64x(
+                (long long)sbits[piv[0]], (long long)sbits[piv[1]], (long long)sbits[piv[2]],
+                (long long)sbits[piv[3]]));
+            double ws[16];
+            for (int g = 0; g < 2; ++g) { /* vertices 2 g and 2 g + 1 */
+                const __m512i r = _mm512_permutexvar_epi64(
+                    _mm512_setr_epi64(2 * g, 2 * g, 2 * g, 2 * g, 2 * g + 1, 2 * g + 1, 2 * g + 1,
+                                      2 * g + 1), rows);
+                const __m512i j = _mm512_cvtepi32_epi64(
+                    _mm256_loadu_si256((const __m256i *)(off + 16 * h + 8 * g)));
+                const __m512i flip = _mm512_slli_epi64(_mm512_srlv_epi64(r, j), 63);
+                _mm512_storeu_si512((void *)(ws + 8 * g),
+                                    _mm512_xor_si512(_mm512_loadu_si512((const void *)(w + 16 * h + 8 * g)),
+                                                     flip));
+            }
+#pragma GCC unroll 4
+            for (int i = 0; i < 4; ++i) {
+                __m512d acc = _mm512_setzero_pd();
+                if (sum[i] > 1e-6) {
+                    for (int k = 0; k < 4; ++k)
+                        acc = _mm512_fmadd_pd(_mm512_set1_pd(ws[4 * i + k]),
+                                              _mm512_loadu_pd(prep + SK_DQS_PREPARED_SIZE *
+                                                                         off[16 * h + 4 * i + k]),
+                                              acc);
+                } else {
+                    copy |= 1u << (4 * h + i);
+                }
+                q[4 * h + i] = acc;
+            }
+        }
+        return copy;
+    }
+    for (int h = 0; h < 2; ++h) {
+        __m256d qr[4], qd[4];
+        int64_t c[4];
+        dqs4d_blends(qr, qd, c, job, v0 + 4 * h, 4, sign, it, kk, wt);
+        for (int i = 0; i < 4; ++i) {
+            q[4 * h + i] = _mm512_insertf64x4(_mm512_castpd256_pd512(qr[i]), qd[i], 1);
+            copy |= (c[i] ? 1u : 0u) << (4 * h + i);
+        }
+    }
+    return copy;
+}
+
+/* dqs4d_finish for 8 vertices (AVX-512's branch), inputs and outputs of 24 doubles each. */
+SK_ALWAYS_INLINE void dqs8d_finish(__m512d q[8], unsigned copy, const double *pin,
+                                   const double *nin, double *pout, double *nout)
+{
+    const int normals = nin != NULL;
+    transpose8_pd(q);
+    const __m512d zero = _mm512_setzero_pd();
+    const __m512d n2 = _mm512_add_pd(_mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(q[0], q[0]),
+                                                                 _mm512_mul_pd(q[1], q[1])),
+                                                   _mm512_mul_pd(q[2], q[2])),
+                                     _mm512_mul_pd(q[3], q[3]));
+    const __mmask8 keep = _mm512_cmp_pd_mask(n2, zero, _CMP_NGT_UQ) | (__mmask8)copy;
+    const __m512d inv = inv_sqrt8d(n2), two = _mm512_set1_pd(2.0);
+    const __m512d x = _mm512_mul_pd(q[0], inv), y = _mm512_mul_pd(q[1], inv);
+    const __m512d z = _mm512_mul_pd(q[2], inv), s = _mm512_mul_pd(q[3], inv);
+    const __m512d dx = _mm512_mul_pd(q[4], inv), dy = _mm512_mul_pd(q[5], inv);
+    const __m512d dz = _mm512_mul_pd(q[6], inv), dw = _mm512_mul_pd(q[7], inv);
+    __m512d rm[9];
+    quat8d_matrix(rm, x, y, z, s, two);
+    const __m512d t0 = _mm512_mul_pd(two, _mm512_add_pd(_mm512_sub_pd(_mm512_mul_pd(s, dx), _mm512_mul_pd(dw, x)),
+                                                        _mm512_sub_pd(_mm512_mul_pd(y, dz), _mm512_mul_pd(z, dy))));
+    const __m512d t1 = _mm512_mul_pd(two, _mm512_add_pd(_mm512_sub_pd(_mm512_mul_pd(s, dy), _mm512_mul_pd(dw, y)),
+                                                        _mm512_sub_pd(_mm512_mul_pd(z, dx), _mm512_mul_pd(x, dz))));
+    const __m512d t2 = _mm512_mul_pd(two, _mm512_add_pd(_mm512_sub_pd(_mm512_mul_pd(s, dz), _mm512_mul_pd(dw, z)),
+                                                        _mm512_sub_pd(_mm512_mul_pd(x, dy), _mm512_mul_pd(y, dx))));
+    __m512d px, py, pz, nx = zero, ny = zero, nz = zero;
+    load8d_xyz(pin, &px, &py, &pz);
+    if (normals) load8d_xyz(nin, &nx, &ny, &nz);
+    __m512d o[3], on[3];
+    rot8d(o, rm, px, py, pz);
+    if (normals) { /* R n / |R n|, unit4d's expressions */
+        rot8d(on, rm, nx, ny, nz);
+        const __m512d m2 = _mm512_fmadd_pd(on[2], on[2], _mm512_fmadd_pd(on[1], on[1],
+                                                                          _mm512_mul_pd(on[0], on[0])));
+        const __m512d ninv = inv_sqrt8d(m2);
+        for (int i = 0; i < 3; ++i) on[i] = _mm512_mul_pd(on[i], ninv);
+    }
+    store8d_xyz(pout, _mm512_mask_blend_pd(keep, _mm512_add_pd(o[0], t0), px),
+                _mm512_mask_blend_pd(keep, _mm512_add_pd(o[1], t1), py),
+                _mm512_mask_blend_pd(keep, _mm512_add_pd(o[2], t2), pz));
+    if (normals)
+        store8d_xyz(nout, _mm512_mask_blend_pd(keep, on[0], nx),
+                    _mm512_mask_blend_pd(keep, on[1], ny), _mm512_mask_blend_pd(keep, on[2], nz));
+}
+#endif
+
 SK_ALWAYS_INLINE void dqs4d_range(const sk_skin_job_f64 *job, int64_t begin, int64_t end,
                                   sk_index_type it, int64_t kk, sk_weight_type wt)
 {
@@ -3105,6 +3347,24 @@ SK_ALWAYS_INLINE void dqs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
         const double *nin = (const double *)job->normals.data;
         double *pout = (double *)job->out_positions.data;
         double *nout = (double *)job->out_normals.data;
+#ifdef __AVX512F__
+        uint64_t sbits[SK_DQS_SIGN_MAX_J];
+        if (kk == 4 && sign) dqs8d_sign_bits(sbits, sign, job->n_joints);
+        if (v + 8 <= end) {
+            __m512d q[8], qn[8];
+            unsigned copy = dqs8d_blends(q, job, v, sign, sbits, it, kk, wt);
+            for (; v + 16 <= end; v += 8) {
+                const unsigned copy_next = dqs8d_blends(qn, job, v + 8, sign, sbits, it, kk, wt);
+                dqs8d_finish(q, copy, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
+                             normals ? nout + 3 * v : NULL);
+                memcpy(q, qn, sizeof q);
+                copy = copy_next;
+            }
+            dqs8d_finish(q, copy, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
+                         normals ? nout + 3 * v : NULL);
+            v += 8;
+        }
+#endif
         /* pipelined as dqs8_range: the next block's blends before this block's finish */
         if (v + 4 <= end) {
             __m256d qr[4], qd[4], nr[4], nd[4];
