@@ -13,7 +13,8 @@
 #
 # Environment: SKINKIT_BLENDER_PYTHON (a Python 3.11, default python3.11), SKINKIT_BLENDER_VENV
 # (default $TMPDIR/skinkit-lane-blender-bpy<version>; reused between runs so the 374 MB bpy wheel
-# is fetched once; delete it to start clean).
+# is fetched once; delete it to start clean), SKINKIT_LANE_SKINKIT (set by .ci/run: the
+# installed skinkit/ package directory of a build of this checkout, used instead of a build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,7 +37,24 @@ if ! "$VENV/bin/python" -c "import importlib.metadata as m; assert m.version('bp
 fi
 "$VENV/bin/pip" install -q "numpy<2" pytest pygltflib
 # The checkout's skinkit, built in isolation (NumPy 2 headers) and run on bpy's NumPy 1.26.
-"$VENV/bin/pip" install -q --force-reinstall --no-deps .
+# .ci/run passes the package its main step installed from the same clean checkout
+# (SKINKIT_LANE_SKINKIT, the installed skinkit/ directory): the venv imports it through a link
+# and a .pth line (only skinkit, none of the main venv's other packages) instead of compiling the
+# core once more; run by hand, the lane builds the checkout.
+site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+rm -rf "$site/zz_lane_skinkit.pth" "$VENV/lane-skinkit"
+if [ -n "${SKINKIT_LANE_SKINKIT:-}" ]; then
+    if [ ! -f "$SKINKIT_LANE_SKINKIT/__init__.py" ]; then
+        echo "lane-blender: SKINKIT_LANE_SKINKIT=$SKINKIT_LANE_SKINKIT is not a skinkit package"
+        exit 1
+    fi
+    "$VENV/bin/pip" uninstall -q -y skinkit 2>/dev/null || true
+    mkdir -p "$VENV/lane-skinkit"
+    ln -s "$SKINKIT_LANE_SKINKIT" "$VENV/lane-skinkit/skinkit"
+    echo "$VENV/lane-skinkit" >"$site/zz_lane_skinkit.pth"
+else
+    "$VENV/bin/pip" install -q --force-reinstall --no-deps .
+fi
 
 if ! "$VENV/bin/python" -c "import bpy" 2>/dev/null; then
     # Headless machines may lack the X / GL libraries bpy links against.

@@ -12,7 +12,8 @@
 # Any sanitizer report aborts the run and fails the lane.
 #
 # Environment: PYTHON (default python3; needs numpy, pytest, hypothesis and scikit-build-core,
-# else they are pip-installed into the lane's venv), SKINKIT_SANITIZE_PYTEST_ARGS (extra pytest
+# else they are pip-installed into the lane's venv, as is pytest-xdist), SKINKIT_SANITIZE_WORKERS
+# (pytest-xdist workers, default one per core), SKINKIT_SANITIZE_PYTEST_ARGS (extra pytest
 # arguments, e.g. a -k filter).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,6 +52,10 @@ if [ "$base_site" != "$lane_site" ]; then
 fi
 if ! "$venv/bin/python" -c 'import numpy, pytest, hypothesis, scikit_build_core' 2>/dev/null; then
     "$venv/bin/pip" install -q numpy pytest hypothesis scikit-build-core
+fi
+# pytest-xdist: the instrumented tests run in one worker per core (CI has 2)
+if ! "$venv/bin/python" -c 'import xdist' 2>/dev/null; then
+    "$venv/bin/pip" install -q pytest-xdist
 fi
 "$venv/bin/pip" install -q --no-deps --no-build-isolation --force-reinstall \
     -Cbuild-dir="$root/py" -Ccmake.build-type=Debug -Ccmake.define.SKINKIT_SANITIZE=ON \
@@ -91,8 +96,10 @@ if ! grep -q __asan_report "$root/core-symbols.txt"; then
     exit 1
 fi
 
-# skinkit's own fast tests: no notebooks, no Blender, nothing marked slow.
-pytest_args=(tests -q -p no:cacheprovider -m "not slow and not blender")
+# skinkit's own fast tests: no notebooks, no Blender, nothing marked slow; one pytest-xdist worker
+# a core.
+workers=${SKINKIT_SANITIZE_WORKERS:-$(nproc 2>/dev/null || echo 2)}
+pytest_args=(tests -q -p no:cacheprovider -m "not slow and not blender" -n "$workers")
 for skip in tests/test_notebooks.py tests/blender; do
     if [ -e "$skip" ]; then pytest_args+=(--ignore="$skip"); fi
 done
