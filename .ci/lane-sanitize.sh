@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # budget: 1500
-# (624-693 s in clean runs on a 2-core Zen 5 VM; on a slower 2-core Zen 3 VM 818 s, 396 s of it
-# compiling, and 1190 s when the lane still built the core twice; .ci/run's 45-minute cap holds)
+# (736 s on the 2-core Cascade Lake Xeon VM: compiling 439 s, the tests 296 s in two pytest-xdist
+# workers; in one worker the lane had passed 1,010 s there, three quarters through the tests)
 #
 # Sanitizer lane: one AddressSanitizer + UndefinedBehaviorSanitizer build (asserts live, -O1) of
 #   1. the extension module, installed into a private venv, and beside it in the same build tree
