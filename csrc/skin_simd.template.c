@@ -2269,6 +2269,23 @@ SK_ALWAYS_INLINE void dqs_quats_make(dqs_quats *t, const float *prepared, int64_
 }
 
 #ifdef __AVX512F__
+/* The sign table's rows as bits: bit j of bits[p] set where sign[p J + j] < 0 (J <= 64), so
+ * that a weight times its sign (+-1) is the weight with its sign bit flipped by bit j of the
+ * pivot's row (float32: dqs16_sign_bits; float64: dqs8d_blends, two shifts and an exclusive or
+ * for 8 slots instead of a load, a conversion and a multiply a slot). */
+SK_ALWAYS_INLINE void dqs_sign_bits(uint64_t *bits, const float *sign, int64_t n_joints)
+{
+    for (int64_t p = 0; p < n_joints; ++p) {
+        uint64_t b = 0;
+        for (int64_t j = 0; j < n_joints; j += 16) {
+            const __mmask16 in = (__mmask16)(n_joints - j >= 16 ? 0xffffu : (1u << (n_joints - j)) - 1);
+            const __m512 row = _mm512_maskz_loadu_ps(in, sign + p * n_joints + j);
+            b |= (uint64_t)_mm512_mask_cmp_ps_mask(in, row, _mm512_setzero_ps(), _CMP_LT_OQ) << j;
+        }
+        bits[p] = b;
+    }
+}
+
 /* K = 4 contiguous float weights on AVX-512: the weight sums, pivots, hemisphere signs and
  * signed weights of 16 vertices at once in registers (dqs16_stage), so that each vertex's
  * blend is four multiply-adds of a broadcast weight.  The same decisions and products as
@@ -2282,16 +2299,12 @@ typedef struct {
 
 SK_ALWAYS_INLINE void dqs16_sign_bits(dqs16_signs *sb, const float *sign, int64_t n_joints)
 {
+    uint64_t bits[SK_DQS_SIGN_MAX_J];
     uint32_t lo[SK_DQS_SIGN_MAX_J] = {0}, hi[SK_DQS_SIGN_MAX_J] = {0};
+    dqs_sign_bits(bits, sign, n_joints);
     for (int64_t p = 0; p < n_joints; ++p) {
-        uint64_t bits = 0;
-        for (int64_t j = 0; j < n_joints; j += 16) {
-            const __mmask16 in = (__mmask16)(n_joints - j >= 16 ? 0xffffu : (1u << (n_joints - j)) - 1);
-            const __m512 row = _mm512_maskz_loadu_ps(in, sign + p * n_joints + j);
-            bits |= (uint64_t)_mm512_mask_cmp_ps_mask(in, row, _mm512_setzero_ps(), _CMP_LT_OQ) << j;
-        }
-        lo[p] = (uint32_t)bits;
-        hi[p] = (uint32_t)(bits >> 32);
+        lo[p] = (uint32_t)bits[p];
+        hi[p] = (uint32_t)(bits[p] >> 32);
     }
     for (int i = 0; i < 4; ++i) {
         sb->lo[i] = _mm512_loadu_si512(lo + 16 * i);
@@ -2937,7 +2950,8 @@ SK_ALWAYS_INLINE void rot4d(__m256d o[3], const __m256d r[9], __m256d x, __m256d
  * with their joints `off` (offsets_k with stride 1): the weights and joints transposed to one
  * register per slot, so that the four vertices take a few vector operations instead of each
  * vertex's chain of permutes, maxima, a mask, a bit scan and a load. */
-SK_ALWAYS_INLINE __m128i dqs4d_pivots_v(__m256d *sum, const double *w, const int32_t off[16])
+SK_ALWAYS_INLINE void dqs4d_pivots(int32_t piv[4], double sum[4], const double *w,
+                                   const int32_t off[16])
 {
     __m256d ws[4]; /* slot k of the four vertices */
     for (int i = 0; i < 4; ++i) ws[i] = _mm256_loadu_pd(w + 4 * i);
@@ -2956,15 +2970,7 @@ SK_ALWAYS_INLINE __m128i dqs4d_pivots_v(__m256d *sum, const double *w, const int
         pivot = _mm256_min_pd(pivot, _mm256_blendv_pd(inf, joint[k], tied));
     }
     pivot = _mm256_blendv_pd(pivot, joint[0], _mm256_cmp_pd(pivot, inf, _CMP_EQ_OQ));
-    *sum = total;
-    return _mm256_cvttpd_epi32(pivot);
-}
-
-SK_ALWAYS_INLINE void dqs4d_pivots(int32_t piv[4], double sum[4], const double *w,
-                                   const int32_t off[16])
-{
-    __m256d total;
-    _mm_storeu_si128((__m128i *)piv, dqs4d_pivots_v(&total, w, off));
+    _mm_storeu_si128((__m128i *)piv, _mm256_cvttpd_epi32(pivot));
     _mm256_storeu_pd(sum, total);
 }
 
@@ -3123,7 +3129,7 @@ SK_ALWAYS_INLINE void dqs4d_part(const sk_skin_job_f64 *job, int64_t v0, int64_t
 #ifdef __AVX512F__
 /* AVX-512: 8 vertices a step, each vertex's blended dual quaternion in one zmm register (real
  * then dual: the two ymm multiply-adds of dq4d_slot as one), with K = 4 and a sign table the
- * signed weights by sign bits (dqs8d_sign_bits), and the finish across 8 lanes: the same
+ * signed weights by sign bits (dqs_sign_bits), and the finish across 8 lanes: the same
  * operations lane by lane as dqs4d_blends and dqs4d_finish, so the same bits.  On the Cascade
  * Lake Xeon 0.71-0.85x the time of the four-vertex blocks at 4k-1M with normals, 0.66-0.77x
  * positions only (paired A/Bs, both orders; of which the sign bits 0.94-0.96x, the next step's
@@ -3131,23 +3137,6 @@ SK_ALWAYS_INLINE void dqs4d_part(const sk_skin_job_f64 *job, int64_t v0, int64_t
  * bits by a 4-lane gather with the weight sums tested in a register (1.05x), blending copied
  * vertices too instead of a branch (0.98-1.02x), the dual quaternions copied to an aligned table
  * (0.99-1.0x). */
-
-/* The sign table's rows as bits: bit j of bits[p] set where sign[p J + j] < 0 (J <= 64), so
- * that a weight times its sign (+-1) is the weight with its sign bit flipped by bit j of the
- * pivot's row: two shifts and an exclusive or for 8 slots, instead of a load, a conversion and
- * a multiply a slot. */
-SK_ALWAYS_INLINE void dqs8d_sign_bits(uint64_t *bits, const float *sign, int64_t n_joints)
-{
-    for (int64_t p = 0; p < n_joints; ++p) {
-        uint64_t b = 0;
-        for (int64_t j = 0; j < n_joints; j += 16) {
-            const __mmask16 in = (__mmask16)(n_joints - j >= 16 ? 0xffffu : (1u << (n_joints - j)) - 1);
-            const __m512 row = _mm512_maskz_loadu_ps(in, sign + p * n_joints + j);
-            b |= (uint64_t)_mm512_mask_cmp_ps_mask(in, row, _mm512_setzero_ps(), _CMP_LT_OQ) << j;
-        }
-        bits[p] = b;
-    }
-}
 
 /* 8x8 transpose: r[i] = row i -> r[q] = element q of the 8 rows. */
 SK_ALWAYS_INLINE void transpose8_pd(__m512d r[8])
@@ -3224,65 +3213,53 @@ SK_ALWAYS_INLINE void rot8d(__m512d o[3], const __m512d r[9], __m512d x, __m512d
                                                                  _mm512_mul_pd(r[3 * i], x)));
 }
 
-/* The blends of vertices v0 .. v0 + 7, q[i] = [real | dual] of vertex v0 + i; bit i of the
- * result: vertex v0 + i's weights sum to <= 1e-6. */
+/* The blends of vertices v0 .. v0 + 7 of K = 4 contiguous float64 weights with the sign table's
+ * rows as bits `sbits`, q[i] = [real | dual] of vertex v0 + i; bit i of the result: vertex
+ * v0 + i's weights sum to <= 1e-6. */
 SK_ALWAYS_INLINE unsigned dqs8d_blends(__m512d q[8], const sk_skin_job_f64 *job, int64_t v0,
-                                       const float *sign, const uint64_t *sbits,
-                                       sk_index_type it, int64_t kk, sk_weight_type wt)
+                                       const uint64_t *sbits, sk_index_type it)
 {
     const sk_influences *in = &job->influences;
     unsigned copy = 0;
-    if (kk == 4 && sign && weights_packed4(in, 8)) {
-        int32_t off[32];
-        offsets_k(off, in, v0, 8, it, job->n_joints, 1, 4);
-        const double *w = (const double *)((const char *)in->weights.data + v0 * in->weights.row);
-        const double *prep = job->prepared;
+    int32_t off[32];
+    offsets_k(off, in, v0, 8, it, job->n_joints, 1, 4);
+    const double *w = (const double *)((const char *)in->weights.data + v0 * in->weights.row);
+    const double *prep = job->prepared;
 #pragma GCC unroll 2
-        for (int h = 0; h < 2; ++h) {
-            int32_t piv[4];
-            double sum[4];
-            dqs4d_pivots(piv, sum, w + 16 * h, off + 16 * h);
-            /* the signed weights: each weight's sign bit flipped where the sign table's row
-             * (the pivot's) holds -1 for its joint (times -1 or 1: the same) */
-            const __m512i rows = _mm512_castsi256_si512(_mm256_setr_epi64x(
-                (long long)sbits[piv[0]], (long long)sbits[piv[1]], (long long)sbits[piv[2]],
-                (long long)sbits[piv[3]]));
-            double ws[16];
-            for (int g = 0; g < 2; ++g) { /* vertices 2 g and 2 g + 1 */
-                const __m512i r = _mm512_permutexvar_epi64(
-                    _mm512_setr_epi64(2 * g, 2 * g, 2 * g, 2 * g, 2 * g + 1, 2 * g + 1, 2 * g + 1,
-                                      2 * g + 1), rows);
-                const __m512i j = _mm512_cvtepi32_epi64(
-                    _mm256_loadu_si256((const __m256i *)(off + 16 * h + 8 * g)));
-                const __m512i flip = _mm512_slli_epi64(_mm512_srlv_epi64(r, j), 63);
-                _mm512_storeu_si512((void *)(ws + 8 * g),
-                                    _mm512_xor_si512(_mm512_loadu_si512((const void *)(w + 16 * h + 8 * g)),
-                                                     flip));
-            }
-#pragma GCC unroll 4
-            for (int i = 0; i < 4; ++i) {
-                __m512d acc = _mm512_setzero_pd();
-                if (sum[i] > 1e-6) {
-                    for (int k = 0; k < 4; ++k)
-                        acc = _mm512_fmadd_pd(_mm512_set1_pd(ws[4 * i + k]),
-                                              _mm512_loadu_pd(prep + SK_DQS_PREPARED_SIZE *
-                                                                         off[16 * h + 4 * i + k]),
-                                              acc);
-                } else {
-                    copy |= 1u << (4 * h + i);
-                }
-                q[4 * h + i] = acc;
-            }
-        }
-        return copy;
-    }
     for (int h = 0; h < 2; ++h) {
-        __m256d qr[4], qd[4];
-        int64_t c[4];
-        dqs4d_blends(qr, qd, c, job, v0 + 4 * h, 4, sign, it, kk, wt);
+        int32_t piv[4];
+        double sum[4];
+        dqs4d_pivots(piv, sum, w + 16 * h, off + 16 * h);
+        /* the signed weights: each weight's sign bit flipped where the sign table's row
+         * (the pivot's) holds -1 for its joint (times -1 or 1: the same) */
+        const __m512i rows = _mm512_castsi256_si512(_mm256_setr_epi64x(
+            (long long)sbits[piv[0]], (long long)sbits[piv[1]], (long long)sbits[piv[2]],
+            (long long)sbits[piv[3]]));
+        double ws[16];
+        for (int g = 0; g < 2; ++g) { /* vertices 2 g and 2 g + 1 */
+            const __m512i r = _mm512_permutexvar_epi64(
+                _mm512_setr_epi64(2 * g, 2 * g, 2 * g, 2 * g, 2 * g + 1, 2 * g + 1, 2 * g + 1,
+                                  2 * g + 1), rows);
+            const __m512i j = _mm512_cvtepi32_epi64(
+                _mm256_loadu_si256((const __m256i *)(off + 16 * h + 8 * g)));
+            const __m512i flip = _mm512_slli_epi64(_mm512_srlv_epi64(r, j), 63);
+            _mm512_storeu_si512((void *)(ws + 8 * g),
+                                _mm512_xor_si512(_mm512_loadu_si512((const void *)(w + 16 * h + 8 * g)),
+                                                 flip));
+        }
+#pragma GCC unroll 4
         for (int i = 0; i < 4; ++i) {
-            q[4 * h + i] = _mm512_insertf64x4(_mm512_castpd256_pd512(qr[i]), qd[i], 1);
-            copy |= (c[i] ? 1u : 0u) << (4 * h + i);
+            __m512d acc = _mm512_setzero_pd();
+            if (sum[i] > 1e-6) {
+                for (int k = 0; k < 4; ++k)
+                    acc = _mm512_fmadd_pd(_mm512_set1_pd(ws[4 * i + k]),
+                                          _mm512_loadu_pd(prep + SK_DQS_PREPARED_SIZE *
+                                                                     off[16 * h + 4 * i + k]),
+                                          acc);
+            } else {
+                copy |= 1u << (4 * h + i);
+            }
+            q[4 * h + i] = acc;
         }
     }
     return copy;
@@ -3350,12 +3327,12 @@ static __attribute__((noinline)) int64_t dqs8d_steps(const sk_skin_job_f64 *job,
     double *pout = (double *)job->out_positions.data;
     double *nout = (double *)job->out_normals.data;
     uint64_t sbits[SK_DQS_SIGN_MAX_J];
-    dqs8d_sign_bits(sbits, sign, job->n_joints);
+    dqs_sign_bits(sbits, sign, job->n_joints);
     if (v + 8 > end) return v;
     __m512d q[8], qn[8];
-    unsigned copy = dqs8d_blends(q, job, v, sign, sbits, it, 4, SK_WEIGHT_FLOAT);
+    unsigned copy = dqs8d_blends(q, job, v, sbits, it);
     for (; v + 16 <= end; v += 8) {
-        const unsigned copy_next = dqs8d_blends(qn, job, v + 8, sign, sbits, it, 4, SK_WEIGHT_FLOAT);
+        const unsigned copy_next = dqs8d_blends(qn, job, v + 8, sbits, it);
         dqs8d_finish(q, copy, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
                      normals ? nout + 3 * v : NULL);
         memcpy(q, qn, sizeof q);
