@@ -3326,9 +3326,9 @@ static __attribute__((noinline)) int64_t dqs8d_steps(const sk_skin_job_f64 *job,
     const double *nin = (const double *)job->normals.data;
     double *pout = (double *)job->out_positions.data;
     double *nout = (double *)job->out_normals.data;
+    if (v + 8 > end) return v;
     uint64_t sbits[SK_DQS_SIGN_MAX_J];
     dqs_sign_bits(sbits, sign, job->n_joints);
-    if (v + 8 > end) return v;
     __m512d q[8], qn[8];
     unsigned copy = dqs8d_blends(q, job, v, sbits, it);
     for (; v + 16 <= end; v += 8) {
