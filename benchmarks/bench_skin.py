@@ -437,14 +437,18 @@ def ratios(rows):
     return out
 
 
+def _meets(value, op, bound):
+    """Whether value meets a target `op bound` (op ">=" or "<=")."""
+    return value >= bound if op == ">=" else value <= bound
+
+
 def _beside(value, op, bound):
     """value with 3 decimals, or as many more (up to 6) as it takes for the printed number to
     fall on the same side of the bound as the value itself (1.7995 against >= 1.8 prints as
     1.7995, not as a 1.800 marked NOT MET)."""
-    ok = value >= bound if op == ">=" else value <= bound
+    ok = _meets(value, op, bound)
     for digits in range(3, 7):
-        shown = round(value, digits)
-        if (shown >= bound if op == ">=" else shown <= bound) == ok:
+        if _meets(round(value, digits), op, bound) == ok:
             break
     return f"{value:.{digits}f}"
 
@@ -510,7 +514,7 @@ def main(argv=None):
             print(f"  {name} at {V:,}: not measured in this run")
             continue
         value = all_ratios[V][name]
-        ok = value >= bound if op == ">=" else value <= bound
+        ok = _meets(value, op, bound)
         verdicts.append({"ratio": name, "V": V, "value": value, "target": f"{op} {bound}",
                          "met": bool(ok)})
         print(f"  {name:<22} at {V:>9,}: {_beside(value, op, bound):>7}  (target {op} {bound})  "
