@@ -44,15 +44,17 @@
 
 #ifdef SK_HAVE_PTHREADS
 /* The chunks of one thread's share, taken from the front by its owner and then by the others
- * once their own shares are done (each counter on a cache line of its own). */
+ * once their own shares are done.  Each share on a cache line of its own, aligned, so that no
+ * other share's counter nor the job's fields (sk_work, read by every thread for every chunk)
+ * share its line: with a padded but unaligned share, the first counter shared a line with the
+ * job's fields. */
 typedef struct {
 #ifdef SK_HAVE_POOL
-    atomic_llong next;
+    _Alignas(64) atomic_llong next;
 #else
-    int64_t next;
+    _Alignas(64) int64_t next;
 #endif
     int64_t end;
-    char pad[64 - 2 * sizeof(int64_t)];
 } sk_share;
 
 typedef struct {
