@@ -681,6 +681,7 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
     npy_intp bad_frame = 0;
     const char *pal_data = PyArray_BYTES(pal);
     float dqs_sign[SK_DQS_SIGN_MAX_J * SK_DQS_SIGN_MAX_J]; /* 16 KB */
+    uint64_t dqs_sign_bits[SK_DQS_SIGN_MAX_J];
     const void *piv_data = piv ? PyArray_DATA(piv) : NULL;
     Py_BEGIN_ALLOW_THREADS
     if (!validated && V > 0) {
@@ -764,7 +765,8 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
             if (method <= 1 && nrm) /* rigid and LBS normals: see sk_lbs_cof_is_matrix */
                 j32.cof_matrix = sk_lbs_cof_is_matrix_f32(j32.prepared, J) ? 1 : -1;
             if (signs) {
-                sk_dqs_signs_f32(dqs_sign, j32.prepared + qfirst, qstride, J);
+                if (sk_dqs_signs_f32(dqs_sign, dqs_sign_bits, j32.prepared + qfirst, qstride, J))
+                    j32.dqs_sign_bits = dqs_sign_bits;
                 j32.dqs_sign = dqs_sign;
             }
             task.job = &j32;
@@ -774,7 +776,8 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
             if (method <= 1 && nrm)
                 j64.cof_matrix = sk_lbs_cof_is_matrix_f64(j64.prepared, J) ? 1 : -1;
             if (signs) {
-                sk_dqs_signs_f64(dqs_sign, j64.prepared + qfirst, qstride, J);
+                if (sk_dqs_signs_f64(dqs_sign, dqs_sign_bits, j64.prepared + qfirst, qstride, J))
+                    j64.dqs_sign_bits = dqs_sign_bits;
                 j64.dqs_sign = dqs_sign;
             }
             task.job = &j64;

@@ -49,21 +49,18 @@ sk_result SK_FN(sk_dqs_prepare)(SK_T *prepared, const SK_T *palette, const SK_T 
 #undef SK_SIGNS_NAME
 #undef SK_SIGNS_LINKAGE
 
-void SK_FN(sk_dqs_signs)(float *sign, const SK_T *quats, ptrdiff_t stride, int64_t n_joints)
+int SK_FN(sk_dqs_signs)(float *sign, uint64_t *bits, const SK_T *quats, ptrdiff_t stride,
+                        int64_t n_joints)
 {
 #ifdef SK_BUILD_AVX512
-    if (sk_simd_current() == SK_SIMD_AVX512) {
-        SK_FN(sk_dqs_signs_avx512)(sign, quats, stride, n_joints);
-        return;
-    }
+    if (sk_simd_current() == SK_SIMD_AVX512)
+        return SK_FN(sk_dqs_signs_avx512)(sign, bits, quats, stride, n_joints);
 #endif
 #ifdef SK_BUILD_AVX2
-    if (sk_simd_current() == SK_SIMD_AVX2) {
-        SK_FN(sk_dqs_signs_avx2)(sign, quats, stride, n_joints);
-        return;
-    }
+    if (sk_simd_current() == SK_SIMD_AVX2)
+        return SK_FN(sk_dqs_signs_avx2)(sign, bits, quats, stride, n_joints);
 #endif
-    SK_FN(dqs_signs_portable)(sign, quats, stride, n_joints);
+    return SK_FN(dqs_signs_portable)(sign, bits, quats, stride, n_joints);
 }
 
 /* One vertex (sk_dqs_eval, skin_common.template.h). */

@@ -8,10 +8,11 @@
  * AVX files only.
  *
  * Included with SK_T (float or double), SK_SIGNS_NAME (the function's name) and
- * SK_SIGNS_LINKAGE (static, or empty) defined.  n_joints <= SK_DQS_SIGN_MAX_J. */
+ * SK_SIGNS_LINKAGE (static, or empty) defined, and for AVX-512 dqs_sign_bits.  n_joints <=
+ * SK_DQS_SIGN_MAX_J. */
 
-SK_SIGNS_LINKAGE void SK_SIGNS_NAME(float *sign, const SK_T *quats, ptrdiff_t stride,
-                                    int64_t n_joints)
+SK_SIGNS_LINKAGE int SK_SIGNS_NAME(float *sign, uint64_t *bits, const SK_T *quats,
+                                   ptrdiff_t stride, int64_t n_joints)
 {
     SK_T c[4][SK_DQS_SIGN_MAX_J];
     for (int64_t j = 0; j < n_joints; ++j)
@@ -24,4 +25,13 @@ SK_SIGNS_LINKAGE void SK_SIGNS_NAME(float *sign, const SK_T *quats, ptrdiff_t st
             row[j] = dot < 0 ? -1.0f : 1.0f;
         }
     }
+#ifdef __AVX512F__ /* (the AVX-512 kernels read them as bits: dqs_sign_bits) */
+    if (bits) {
+        dqs_sign_bits(bits, sign, n_joints);
+        return 1;
+    }
+#else
+    (void)bits;
+#endif
+    return 0;
 }

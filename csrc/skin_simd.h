@@ -59,9 +59,13 @@ int sk_any_bad_avx512_f32(const void *ip, sk_index_type it, const float *wp, int
 int sk_any_bad_avx512_f64(const void *ip, sk_index_type it, const double *wp, int64_t n, int64_t n_joints);
 
 /* DQS's hemisphere signs (skin_signs.template.h) compiled for AVX2 / AVX-512. */
-void sk_dqs_signs_avx2_f32(float *sign, const float *quats, ptrdiff_t stride, int64_t n_joints);
-void sk_dqs_signs_avx2_f64(float *sign, const double *quats, ptrdiff_t stride, int64_t n_joints);
-void sk_dqs_signs_avx512_f32(float *sign, const float *quats, ptrdiff_t stride, int64_t n_joints);
-void sk_dqs_signs_avx512_f64(float *sign, const double *quats, ptrdiff_t stride, int64_t n_joints);
+int sk_dqs_signs_avx2_f32(float *sign, uint64_t *bits, const float *quats, ptrdiff_t stride,
+                           int64_t n_joints);
+int sk_dqs_signs_avx2_f64(float *sign, uint64_t *bits, const double *quats, ptrdiff_t stride,
+                           int64_t n_joints);
+int sk_dqs_signs_avx512_f32(float *sign, uint64_t *bits, const float *quats, ptrdiff_t stride,
+                           int64_t n_joints);
+int sk_dqs_signs_avx512_f64(float *sign, uint64_t *bits, const double *quats, ptrdiff_t stride,
+                           int64_t n_joints);
 
 #endif

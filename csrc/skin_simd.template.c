@@ -42,6 +42,35 @@
 #undef SK_ANYBAD_NAME
 #undef SK_ANYBAD_LINKAGE
 
+#ifdef __AVX512F__
+/* The sign table's rows as bits: bit j of bits[p] set where sign[p J + j] < 0 (J <= 64), so
+ * that a weight times its sign (+-1) is the weight with its sign bit flipped by bit j of the
+ * pivot's row (float32: dqs16_sign_bits; float64: dqs8d_blends, two shifts and an exclusive or
+ * for 8 slots instead of a load, a conversion and a multiply a slot).  Made once a frame with
+ * the table (skin_signs.template.h), or by a range whose job has none. */
+static inline void dqs_sign_bits(uint64_t *bits, const float *sign, int64_t n_joints)
+{
+    for (int64_t p = 0; p < n_joints; ++p) {
+        uint64_t b = 0;
+        for (int64_t j = 0; j < n_joints; j += 16) {
+            const __mmask16 in = (__mmask16)(n_joints - j >= 16 ? 0xffffu : (1u << (n_joints - j)) - 1);
+            const __m512 row = _mm512_maskz_loadu_ps(in, sign + p * n_joints + j);
+            b |= (uint64_t)_mm512_mask_cmp_ps_mask(in, row, _mm512_setzero_ps(), _CMP_LT_OQ) << j;
+        }
+        bits[p] = b;
+    }
+}
+
+/* The job's sign bits, or `own` made from `sign`. */
+static inline const uint64_t *job_sign_bits(uint64_t *own, const uint64_t *job_bits,
+                                            const float *sign, int64_t n_joints)
+{
+    if (job_bits) return job_bits;
+    dqs_sign_bits(own, sign, n_joints);
+    return own;
+}
+#endif
+
 /* DQS's hemisphere signs, vectorized for this ISA. */
 #define SK_SIGNS_LINKAGE
 #define SK_T float
@@ -2015,7 +2044,7 @@ SK_ALWAYS_INLINE const float *range_signs(float *table, const sk_skin_job_f32 *j
     if (job->n_joints > SK_DQS_SIGN_MAX_J) return NULL;
     if (job->dqs_sign) return job->dqs_sign;
     if (kk != 4) return NULL;
-    sk_dqs_signs_f32(table, quats, stride, job->n_joints);
+    sk_dqs_signs_f32(table, NULL, quats, stride, job->n_joints);
     return table;
 }
 
@@ -2279,22 +2308,6 @@ SK_ALWAYS_INLINE void dqs_quats_make(dqs_quats *t, const float *prepared, int64_
 }
 
 #ifdef __AVX512F__
-/* The sign table's rows as bits: bit j of bits[p] set where sign[p J + j] < 0 (J <= 64), so
- * that a weight times its sign (+-1) is the weight with its sign bit flipped by bit j of the
- * pivot's row (float32: dqs16_sign_bits; float64: dqs8d_blends, two shifts and an exclusive or
- * for 8 slots instead of a load, a conversion and a multiply a slot). */
-SK_ALWAYS_INLINE void dqs_sign_bits(uint64_t *bits, const float *sign, int64_t n_joints)
-{
-    for (int64_t p = 0; p < n_joints; ++p) {
-        uint64_t b = 0;
-        for (int64_t j = 0; j < n_joints; j += 16) {
-            const __mmask16 in = (__mmask16)(n_joints - j >= 16 ? 0xffffu : (1u << (n_joints - j)) - 1);
-            const __m512 row = _mm512_maskz_loadu_ps(in, sign + p * n_joints + j);
-            b |= (uint64_t)_mm512_mask_cmp_ps_mask(in, row, _mm512_setzero_ps(), _CMP_LT_OQ) << j;
-        }
-        bits[p] = b;
-    }
-}
 
 /* K = 4 contiguous float weights on AVX-512: the weight sums, pivots, hemisphere signs and
  * signed weights of 16 vertices at once in registers (dqs16_stage), so that each vertex's
@@ -2307,18 +2320,21 @@ typedef struct {
                            * j < 32, hi for j >= 32 */
 } dqs16_signs;
 
-SK_ALWAYS_INLINE void dqs16_sign_bits(dqs16_signs *sb, const float *sign, int64_t n_joints)
+SK_ALWAYS_INLINE void dqs16_sign_bits(dqs16_signs *sb, const sk_skin_job_f32 *job,
+                                     const float *sign)
 {
-    uint64_t bits[SK_DQS_SIGN_MAX_J];
-    uint32_t lo[SK_DQS_SIGN_MAX_J] = {0}, hi[SK_DQS_SIGN_MAX_J] = {0};
-    dqs_sign_bits(bits, sign, n_joints);
-    for (int64_t p = 0; p < n_joints; ++p) {
-        lo[p] = (uint32_t)bits[p];
-        hi[p] = (uint32_t)(bits[p] >> 32);
-    }
-    for (int i = 0; i < 4; ++i) {
-        sb->lo[i] = _mm512_loadu_si512(lo + 16 * i);
-        sb->hi[i] = _mm512_loadu_si512(hi + 16 * i);
+    uint64_t own[SK_DQS_SIGN_MAX_J], padded[SK_DQS_SIGN_MAX_J] = {0};
+    const int64_t J = job->n_joints;
+    const uint64_t *bits = job_sign_bits(own, job->dqs_sign_bits, sign, J);
+    memcpy(padded, bits, (size_t)J * sizeof *bits); /* pivots >= J: zeros, never looked up */
+    for (int i = 0; i < 4; ++i) { /* each word's halves to two registers of 16 lanes */
+        const __m512i b0 = _mm512_loadu_si512(padded + 16 * i),
+                      b1 = _mm512_loadu_si512(padded + 16 * i + 8);
+        sb->lo[i] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(b0)),
+                                       _mm512_cvtepi64_epi32(b1), 1);
+        sb->hi[i] = _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_srli_epi64(b0, 32))),
+            _mm512_cvtepi64_epi32(_mm512_srli_epi64(b1, 32)), 1);
     }
 }
 
@@ -2708,7 +2724,7 @@ SK_ALWAYS_INLINE void dqs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
         if (kk == 4 && sign && weights_packed4(&job->influences, 4)) {
             dqs16_signs sb;
             dqs_quats qt;
-            dqs16_sign_bits(&sb, sign, job->n_joints);
+            dqs16_sign_bits(&sb, job, sign);
             dqs_quats_make(&qt, job->prepared, job->n_joints);
             xyz16_tables tb;
             xyz16_make_tables(&tb);
@@ -3338,8 +3354,8 @@ static __attribute__((noinline)) int64_t dqs8d_steps(const sk_skin_job_f64 *job,
     double *pout = (double *)job->out_positions.data;
     double *nout = (double *)job->out_normals.data;
     if (v + 8 > end) return v;
-    uint64_t sbits[SK_DQS_SIGN_MAX_J];
-    dqs_sign_bits(sbits, sign, job->n_joints);
+    uint64_t own[SK_DQS_SIGN_MAX_J];
+    const uint64_t *sbits = job_sign_bits(own, job->dqs_sign_bits, sign, job->n_joints);
     __m512d q[8], qn[8];
     unsigned copy = dqs8d_blends(q, job, v, sbits, it);
     for (; v + 16 <= end; v += 8) {
