@@ -526,7 +526,7 @@ typedef struct {
 
 /* Sixteen lanes of a table from its formula F(row, lane), as a constant initializer: the tables
  * are compile-time constants, loaded by each range call (built there lane by lane, they cost
- * about 55 ns a call, 0.8 us of a 2-thread 100k-vertex LBS call cut into 32 chunks). */
+ * about 55 ns a range: 0.8 us of each thread's 16 chunks in a 2-thread 100k-vertex LBS call). */
 #define SK_LANES16(F, r)                                                                         \
     {F(r, 0), F(r, 1), F(r, 2),  F(r, 3),  F(r, 4),  F(r, 5),  F(r, 6),  F(r, 7),                \
      F(r, 8), F(r, 9), F(r, 10), F(r, 11), F(r, 12), F(r, 13), F(r, 14), F(r, 15)}
