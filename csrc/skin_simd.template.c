@@ -2308,7 +2308,6 @@ SK_ALWAYS_INLINE void dqs_quats_make(dqs_quats *t, const float *prepared, int64_
 }
 
 #ifdef __AVX512F__
-
 /* K = 4 contiguous float weights on AVX-512: the weight sums, pivots, hemisphere signs and
  * signed weights of 16 vertices at once in registers (dqs16_stage), so that each vertex's
  * blend is four multiply-adds of a broadcast weight.  The same decisions and products as
