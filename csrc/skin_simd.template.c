@@ -357,18 +357,35 @@ SK_ALWAYS_INLINE __m256i offsets8(const char *ip, int h, sk_index_type it, int64
 }
 
 #ifdef __AVX512F__
+/* Slots 16 h .. 16 h + 15 of contiguous narrow index rows at ip, widened to 32 bits. */
+SK_ALWAYS_INLINE __m512i indices16(const char *ip, int h, sk_index_type it)
+{
+    switch (it) {
+    case SK_INDEX_U8: return _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(ip + 16 * h)));
+    case SK_INDEX_U16: return _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(ip + 32 * h)));
+    default: return _mm512_loadu_si512((const void *)(ip + 64 * h));
+    }
+}
+
 /* offsets8 for slots 16 h .. 16 h + 15. */
 SK_ALWAYS_INLINE __m512i offsets16(const char *ip, int h, sk_index_type it, int64_t n_joints,
                                    int32_t stride)
 {
-    __m512i j;
-    switch (it) {
-    case SK_INDEX_U8: j = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(ip + 16 * h))); break;
-    case SK_INDEX_U16: j = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(ip + 32 * h))); break;
-    default: j = _mm512_loadu_si512((const void *)(ip + 64 * h)); break;
-    }
+    const __m512i j = indices16(ip, h, it);
     const __mmask16 in_range = _mm512_cmplt_epu32_mask(j, _mm512_set1_epi32((int32_t)n_joints));
     return _mm512_maskz_mullo_epi32(in_range, j, _mm512_set1_epi32(stride));
+}
+
+/* Offset k of offsets_k's table (>= 0, below 2^29), read with its neighbour as one 64-bit load
+ * (little-endian: the even one in the low half) and split on the integer ports, which relieves
+ * the load ports (lbs16_blend_rows).  K = 4 with the cofactors' blends (a scaled palette with
+ * normals) took 0.93-0.95x the time at 4k-1M; K = 8 was within noise, so it reads its offsets
+ * one by one. */
+SK_ALWAYS_INLINE uint32_t offset_of_pair(const int32_t *off, int k)
+{
+    uint64_t pair;
+    memcpy(&pair, off + (k & ~1), 8);
+    return (uint32_t)(k & 1 ? pair >> 32 : pair);
 }
 #endif
 
@@ -450,52 +467,62 @@ SK_ALWAYS_INLINE void offsets4x4(int32_t *off, const sk_influences *in, int64_t 
         _mm256_storeu_si256((__m256i *)(off + 8 * h), offsets8(ip, h, it, n_joints, stride));
 }
 
-/* offsets4x4 as row pointers base + offset into a table of doubles.  With AVX-512 (and a stride
- * of a power of two bytes) 8 slots a register, widened straight to 64 bits, compared and shifted:
- * a third of the AVX2 path's operations, and 2-6% less time per vertex in the float64 LBS
- * kernel (10k-1M vertices).  (offsets8 then widened to 64 bits, which would share its index
- * loads, took 1.5-4.5% more time than this.) */
-SK_ALWAYS_INLINE void rows4x4_f64(const double **row, const sk_influences *in, int64_t v0, int n,
-                                  sk_index_type it, int64_t n_joints, int32_t stride,
-                                  const double *base)
+/* float64 LBS's joints for the 16 slots of 4 vertices with K = 4, made a block ahead.  With
+ * AVX-512, int32 offsets into `prepared` (one register of 16 slots: widened, compared and
+ * shifted), read two to a load by offset_of_pair and added to `prepared` by the loads'
+ * addressing: 0.93-0.97x the time of 64-bit row pointers at 10k-1M vertices on Zen 5, positions
+ * only, rigid and scaled palettes (paired A/Bs, same bits), half the loads a slot, as float32
+ * found.  With AVX2, row pointers prepared + offset (offsets8 widened to 64 bits). */
+#ifdef __AVX512F__
+typedef int32_t lbs4d_joint;
+#else
+typedef const double *lbs4d_joint;
+#endif
+
+SK_ALWAYS_INLINE void lbs4d_joints(lbs4d_joint *jt, const sk_influences *in, int64_t v0, int n,
+                                   sk_index_type it, int64_t n_joints, const double *prepared)
 {
+    const int32_t stride = SK_LBS_PREPARED_SIZE;
+    _Static_assert((SK_LBS_PREPARED_SIZE & (SK_LBS_PREPARED_SIZE - 1)) == 0, "a power of two");
+#ifdef __AVX512F__
+    (void)prepared;
+    if (!offsets4x4_vector(in, n, it)) {
+        offsets_k(jt, in, v0, n, it, n_joints, stride, 4);
+        return;
+    }
+    const __m512i j = indices16((const char *)in->indices.data + v0 * in->indices.row, 0, it);
+    const __mmask16 ok = _mm512_cmplt_epu32_mask(j, _mm512_set1_epi32((int32_t)n_joints));
+    _mm512_storeu_si512((void *)jt, _mm512_maskz_sll_epi32(ok, j, _mm_cvtsi32_si128(
+                                                                      __builtin_ctz(stride))));
+#else
     if (!offsets4x4_vector(in, n, it)) {
         int32_t off[16];
         offsets_k(off, in, v0, n, it, n_joints, stride, 4);
-        for (int s = 0; s < 4 * n; ++s) row[s] = base + off[s];
+        for (int s = 0; s < 4 * n; ++s) jt[s] = prepared + off[s];
         return;
     }
     const char *ip = (const char *)in->indices.data + v0 * in->indices.row;
-#ifdef __AVX512F__
-    const uint64_t bytes = (uint64_t)stride * sizeof(double);
-    if ((bytes & (bytes - 1)) == 0) { /* (a constant) */
-        const __m128i shift = _mm_cvtsi64_si128(__builtin_ctzll(bytes));
-        for (int h = 0; h < 2; ++h) {
-            __m512i j;
-            switch (it) {
-            case SK_INDEX_U8: j = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(ip + 8 * h))); break;
-            case SK_INDEX_U16: j = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(ip + 16 * h))); break;
-            case SK_INDEX_U32: j = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(ip + 32 * h))); break;
-            default: j = _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(ip + 32 * h))); break;
-            }
-            /* a negative int32 is >= J as an unsigned 64-bit number */
-            const __mmask8 ok = _mm512_cmplt_epu64_mask(j, _mm512_set1_epi64(n_joints));
-            _mm512_storeu_si512((void *)(row + 8 * h),
-                                _mm512_add_epi64(_mm512_set1_epi64((int64_t)(uintptr_t)base),
-                                                 _mm512_maskz_sll_epi64(ok, j, shift)));
-        }
-        return;
-    }
-#endif
-    const __m256i b = _mm256_set1_epi64x((int64_t)(uintptr_t)base);
+    const __m256i b = _mm256_set1_epi64x((int64_t)(uintptr_t)prepared);
     for (int h = 0; h < 2; ++h) {
         const __m256i o = offsets8(ip, h, it, n_joints, stride);
         for (int q = 0; q < 2; ++q) {
             const __m128i o4 = q ? _mm256_extracti128_si256(o, 1) : _mm256_castsi256_si128(o);
-            _mm256_storeu_si256((__m256i *)(row + 8 * h + 4 * q),
+            _mm256_storeu_si256((__m256i *)(jt + 8 * h + 4 * q),
                                 _mm256_add_epi64(b, _mm256_slli_epi64(_mm256_cvtepi32_epi64(o4), 3)));
         }
     }
+#endif
+}
+
+/* The joint row of slot k of lbs4d_joints' table. */
+SK_ALWAYS_INLINE const double *lbs4d_row(const double *prepared, const lbs4d_joint *jt, int k)
+{
+#ifdef __AVX512F__
+    return prepared + offset_of_pair(jt, k);
+#else
+    (void)prepared;
+    return jt[k];
+#endif
 }
 
 /* float32 LBS, K = 4: the weights' sums come with the blends (lane 15 of a joint's row is 1,
@@ -553,18 +580,6 @@ static void lbs16_make_tables(lbs16_tables *tb)
         tb->pack[r] = _mm512_load_si512(lbs16_table_pack[r]);
         tb->spread[r] = _mm512_load_si512(lbs16_table_spread[r]);
     }
-}
-
-/* Offset k of offsets_k's table (>= 0, below 2^29), read with its neighbour as one 64-bit load
- * (little-endian: the even one in the low half) and split on the integer ports, which relieves
- * the load ports (lbs16_blend_rows).  K = 4 with the cofactors' blends (a scaled palette with
- * normals) took 0.93-0.95x the time at 4k-1M; K = 8 was within noise, so it reads its offsets
- * one by one. */
-SK_ALWAYS_INLINE uint32_t offset_of_pair(const int32_t *off, int k)
-{
-    uint64_t pair;
-    memcpy(&pair, off + (k & ~1), 8);
-    return (uint32_t)(k & 1 ? pair >> 32 : pair);
 }
 
 /* m = sum_k w_k K[j_k] and, with `normals`, c = sum_k w_k cof[j_k] (column-major, padded; c is
@@ -1474,7 +1489,7 @@ void SK_ISA(sk_rigid, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t e
  * ======================================================================================== */
 
 SK_ALWAYS_INLINE double lbs4d_blend(__m256d m[4], __m256d c[3], const sk_skin_job_f64 *job,
-                                    int64_t v, const double *const *row, sk_index_type it,
+                                    int64_t v, const lbs4d_joint *row, sk_index_type it,
                                     int64_t kk, sk_weight_type wt, int normals)
 {
     if (kk == SIMD_RIGID) { /* one joint, weight 1; j < 0 or >= J: copied */
@@ -1500,7 +1515,8 @@ SK_ALWAYS_INLINE double lbs4d_blend(__m256d m[4], __m256d c[3], const sk_skin_jo
         __m512d m01 = _mm512_setzero_pd(), m23 = m01, c01 = m01, c2_ = m01;
         for (int k = 0; k < 4; ++k) {
             const __m512d wv = _mm512_set1_pd(*(const double *)(wp + k * in->weights.elem));
-            const double *pj = row[k]; /* whole cache lines where `prepared` is 64-byte aligned */
+            /* whole cache lines where `prepared` is 64-byte aligned */
+            const double *pj = lbs4d_row(job->prepared, row, k);
             m01 = _mm512_fmadd_pd(wv, _mm512_loadu_pd(pj), m01);
             m23 = _mm512_fmadd_pd(wv, _mm512_loadu_pd(pj + 8), m23);
             if (normals) {
@@ -1524,9 +1540,9 @@ SK_ALWAYS_INLINE double lbs4d_blend(__m256d m[4], __m256d c[3], const sk_skin_jo
         double w;
         int64_t j;
         const double *pj;
-        if (kk == 4) { /* float weights, joints from rows4x4_f64, sums from small4_f64 */
+        if (kk == 4) { /* float weights, joints from lbs4d_joints, sums from small4_f64 */
             w = *(const double *)(wp + k * in->weights.elem);
-            pj = row[k];
+            pj = lbs4d_row(job->prepared, row, k);
         } else {
             SIMD_SLOT(simd_weight_f64, in, ip, wp, k, it, wt, job->n_joints, w, j);
             pj = job->prepared + SK_LBS_PREPARED_SIZE * j;
@@ -1720,7 +1736,7 @@ SK_ALWAYS_INLINE int lbs4d_copy_rows(__m256d y[4], const double *in, int n, unsi
  * (`copy`: copied through) the way `mode` says (lbs4d_store) and leaves the normals in yn, not
  * yet unit length (with normals: nin not NULL); returns the vertices to copy through (bit i). */
 SK_ALWAYS_INLINE unsigned lbs4d_front(const sk_skin_job_f64 *job, int64_t v0, int n,
-                                      const double *const *row, const double *pin,
+                                      const lbs4d_joint *row, const double *pin,
                                       const double *nin, double *pout, __m256d yn[4],
                                       int mode, rows_pair *pair, int rigid, sk_index_type it,
                                       int64_t kk, sk_weight_type wt)
@@ -1795,7 +1811,7 @@ SK_ALWAYS_INLINE void lbs4d_normals(const double *nin, double *nout, int n, __m2
 
 /* As lbs16_block for 4 vertices of doubles; `rigid`: every joint's cofactor is its 3x3
  * (sk_lbs_cof_is_matrix), so normals take the blended matrix and no cofactor is blended. */
-SK_ALWAYS_INLINE void lbs4d_block(const sk_skin_job_f64 *job, int64_t v0, int n, const double *const *row,
+SK_ALWAYS_INLINE void lbs4d_block(const sk_skin_job_f64 *job, int64_t v0, int n, const lbs4d_joint *row,
                                   const double *pin, const double *nin, double *pout, double *nout,
                                   int stream_p, int stream_n, int rigid, sk_index_type it,
                                   int64_t kk, sk_weight_type wt)
@@ -1812,12 +1828,11 @@ SK_ALWAYS_INLINE void lbs4d_part(const sk_skin_job_f64 *job, int64_t v0, int64_t
 {
     const int normals = job->normals.data != NULL;
     double bp[12], bn[12], op[12], on[12];
-    const double *row[16];
+    lbs4d_joint row[16];
     gather3_f64(bp, 4, &job->positions, v0, n);
     if (normals) gather3_f64(bn, 4, &job->normals, v0, n);
     if (kk == 4)
-        rows4x4_f64(row, &job->influences, v0, (int)n, it, job->n_joints, SK_LBS_PREPARED_SIZE,
-                    job->prepared);
+        lbs4d_joints(row, &job->influences, v0, (int)n, it, job->n_joints, job->prepared);
     lbs4d_block(job, v0, (int)n, row, bp, normals ? bn : NULL, op, normals ? on : NULL, 0, 0,
                 rigid, it, kk, wt);
     scatter3_f64(&job->out_positions, v0, n, op);
@@ -1834,10 +1849,9 @@ SK_ALWAYS_INLINE int64_t lbs4d_blocks(const sk_skin_job_f64 *job, int64_t v, int
     /* K = 4: the next block's joint rows are computed before this block's blends, so that
      * their vector stores have reached the cache when the blends read them one by one (read
      * right after, store forwarding fails: 35% more time) */
-    const double *row[2][16];
+    lbs4d_joint row[2][16];
     if (kk == 4 && v + 4 <= end)
-        rows4x4_f64(row[0], &job->influences, v, 4, it, job->n_joints, SK_LBS_PREPARED_SIZE,
-                    job->prepared);
+        lbs4d_joints(row[0], &job->influences, v, 4, it, job->n_joints, job->prepared);
     const sk_influences *in = &job->influences;
     /* `defer` (AVX2, outputs_close): the previous block's normals are made unit length and
      * written after this block's blends, as in lbs8_blocks; not otherwise, since deferring took
@@ -1857,8 +1871,7 @@ SK_ALWAYS_INLINE int64_t lbs4d_blocks(const sk_skin_job_f64 *job, int64_t v, int
                 _mm_prefetch((const char *)in->weights.data + (v + 64) * in->weights.row + 64 * l,
                              _MM_HINT_T0);
         if (kk == 4 && v + 8 <= end)
-            rows4x4_f64(row[b ^ 1], &job->influences, v + 4, 4, it, job->n_joints,
-                        SK_LBS_PREPARED_SIZE, job->prepared);
+            lbs4d_joints(row[b ^ 1], &job->influences, v + 4, 4, it, job->n_joints, job->prepared);
         __m256d yn[4];
         const unsigned copy = lbs4d_front(job, v, 4, row[b], pin + 3 * v,
                                           normals ? nin + 3 * v : NULL, pout + 3 * v, yn, mode_p,
@@ -1899,10 +1912,9 @@ SK_ALWAYS_INLINE int64_t lbs4d_pairs(const sk_skin_job_f64 *job, int64_t v, int6
                                      const int cached, sk_index_type it, int64_t kk,
                                      sk_weight_type wt)
 {
-    const double *row[2][16];
+    lbs4d_joint row[2][16];
     if (kk == 4 && v + 4 <= end)
-        rows4x4_f64(row[0], &job->influences, v, 4, it, job->n_joints, SK_LBS_PREPARED_SIZE,
-                    job->prepared);
+        lbs4d_joints(row[0], &job->influences, v, 4, it, job->n_joints, job->prepared);
     rows_pair pp, pn;
     memset(&pp, 0, sizeof pp);
     memset(&pn, 0, sizeof pn);
@@ -1924,8 +1936,7 @@ SK_ALWAYS_INLINE int64_t lbs4d_pairs(const sk_skin_job_f64 *job, int64_t v, int6
         for (int b = 0; b < 2; ++b) { /* the pair's blocks: the first held, the second both */
             const int64_t u = v + 4 * b;
             if (kk == 4 && u + 8 <= end)
-                rows4x4_f64(row[b ^ 1], &job->influences, u + 4, 4, it, job->n_joints,
-                            SK_LBS_PREPARED_SIZE, job->prepared);
+                lbs4d_joints(row[b ^ 1], &job->influences, u + 4, 4, it, job->n_joints, job->prepared);
             copy[b] = lbs4d_front(job, u, 4, row[b], pin + 3 * u, nin + 3 * u,
                                   pout + 3 * u, yn[b],
                                   cached ? ROWS_CACHED : b ? ROWS_PAIR : ROWS_HOLD, &pp,
