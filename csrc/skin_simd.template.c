@@ -378,9 +378,9 @@ SK_ALWAYS_INLINE __m512i offsets16(const char *ip, int h, sk_index_type it, int6
 
 /* Offset k of offsets_k's table (>= 0, below 2^29), read with its neighbour as one 64-bit load
  * (little-endian: the even one in the low half) and split on the integer ports, which relieves
- * the load ports (lbs16_blend_rows).  K = 4 with the cofactors' blends (a scaled palette with
- * normals) took 0.93-0.95x the time at 4k-1M; K = 8 was within noise, so it reads its offsets
- * one by one. */
+ * the load ports (lbs16_blend_rows, and float64's lbs4d_row).  float32 K = 4 with the cofactors'
+ * blends (a scaled palette with normals) took 0.93-0.95x the time at 4k-1M; K = 8 was within
+ * noise, so it reads its offsets one by one. */
 SK_ALWAYS_INLINE uint32_t offset_of_pair(const int32_t *off, int k)
 {
     uint64_t pair;
