@@ -367,12 +367,16 @@ SK_ALWAYS_INLINE __m512i indices16(const char *ip, int h, sk_index_type it)
     }
 }
 
-/* offsets8 for slots 16 h .. 16 h + 15. */
+/* offsets8 for slots 16 h .. 16 h + 15.  A stride of a power of two (LBS's, a constant where
+ * this is inlined) by a shift rather than a 512-bit multiply. */
 SK_ALWAYS_INLINE __m512i offsets16(const char *ip, int h, sk_index_type it, int64_t n_joints,
                                    int32_t stride)
 {
     const __m512i j = indices16(ip, h, it);
     const __mmask16 in_range = _mm512_cmplt_epu32_mask(j, _mm512_set1_epi32((int32_t)n_joints));
+    if ((stride & (stride - 1)) == 0)
+        return _mm512_maskz_sll_epi32(in_range, j,
+                                      _mm_cvtsi32_si128(__builtin_ctz((unsigned)stride)));
     return _mm512_maskz_mullo_epi32(in_range, j, _mm512_set1_epi32(stride));
 }
 
@@ -468,11 +472,11 @@ SK_ALWAYS_INLINE void offsets4x4(int32_t *off, const sk_influences *in, int64_t 
 }
 
 /* float64 LBS's joints for the 16 slots of 4 vertices with K = 4, made a block ahead.  With
- * AVX-512, int32 offsets into `prepared` (one register of 16 slots: widened, compared and
- * shifted), read two to a load by offset_of_pair and added to `prepared` by the loads'
- * addressing: 0.93-0.97x the time of 64-bit row pointers at 10k-1M vertices on Zen 5, positions
- * only, rigid and scaled palettes (paired A/Bs, same bits), half the loads a slot, as float32
- * found.  With AVX2, row pointers prepared + offset (offsets8 widened to 64 bits). */
+ * AVX-512, int32 offsets into `prepared` (contiguous narrow indices: one offsets16 step,
+ * widened, compared and shifted), read two to a load by offset_of_pair and added to
+ * `prepared` by the loads' addressing: 0.93-0.97x the time of 64-bit row pointers at 10k-1M
+ * vertices on Zen 5, positions only, rigid and scaled palettes (paired A/Bs, same bits), half
+ * the loads a slot, as float32 found.  With AVX2, row pointers prepared + offset (offsets8 widened to 64 bits). */
 #ifdef __AVX512F__
 typedef int32_t lbs4d_joint;
 #else
@@ -483,17 +487,14 @@ SK_ALWAYS_INLINE void lbs4d_joints(lbs4d_joint *jt, const sk_influences *in, int
                                    sk_index_type it, int64_t n_joints, const double *prepared)
 {
     const int32_t stride = SK_LBS_PREPARED_SIZE;
-    _Static_assert((SK_LBS_PREPARED_SIZE & (SK_LBS_PREPARED_SIZE - 1)) == 0, "a power of two");
 #ifdef __AVX512F__
     (void)prepared;
     if (!offsets4x4_vector(in, n, it)) {
         offsets_k(jt, in, v0, n, it, n_joints, stride, 4);
         return;
     }
-    const __m512i j = indices16((const char *)in->indices.data + v0 * in->indices.row, 0, it);
-    const __mmask16 ok = _mm512_cmplt_epu32_mask(j, _mm512_set1_epi32((int32_t)n_joints));
-    _mm512_storeu_si512((void *)jt, _mm512_maskz_sll_epi32(ok, j, _mm_cvtsi32_si128(
-                                                                      __builtin_ctz(stride))));
+    const char *ip = (const char *)in->indices.data + v0 * in->indices.row;
+    _mm512_storeu_si512((void *)jt, offsets16(ip, 0, it, n_joints, stride));
 #else
     if (!offsets4x4_vector(in, n, it)) {
         int32_t off[16];
@@ -1936,7 +1937,8 @@ SK_ALWAYS_INLINE int64_t lbs4d_pairs(const sk_skin_job_f64 *job, int64_t v, int6
         for (int b = 0; b < 2; ++b) { /* the pair's blocks: the first held, the second both */
             const int64_t u = v + 4 * b;
             if (kk == 4 && u + 8 <= end)
-                lbs4d_joints(row[b ^ 1], &job->influences, u + 4, 4, it, job->n_joints, job->prepared);
+                lbs4d_joints(row[b ^ 1], &job->influences, u + 4, 4, it, job->n_joints,
+                             job->prepared);
             copy[b] = lbs4d_front(job, u, 4, row[b], pin + 3 * u, nin + 3 * u,
                                   pout + 3 * u, yn[b],
                                   cached ? ROWS_CACHED : b ? ROWS_PAIR : ROWS_HOLD, &pp,
