@@ -210,14 +210,17 @@ def _run(method, positions, indices, weights, palette, validated_joints, *, pivo
     if tangents is None and out_tangents is not None:
         raise ValueError("out_tangents is given without its input")
     dtype = positions.dtype
+    rows = shape + (3,)
+    # (_out_shape only where an output's shape is not the expected one: a call less each)
     if out is None:
-        out = np.empty(shape + (3,), dtype=dtype)
-    else:
-        _out_shape(out, "out", shape + (3,), dtype)
+        out = np.empty(rows, dtype=dtype)
+    elif type(out) is not np.ndarray or out.shape != rows:
+        _out_shape(out, "out", rows, dtype)
     if out_normals is not None:
-        _out_shape(out_normals, "out_normals", shape + (3,), dtype)
+        if type(out_normals) is not np.ndarray or out_normals.shape != rows:
+            _out_shape(out_normals, "out_normals", rows, dtype)
     elif normals is not None:
-        out_normals = np.empty(shape + (3,), dtype=dtype)
+        out_normals = np.empty(rows, dtype=dtype)
     if out_tangents is not None:
         _out_shape(out_tangents, "out_tangents", shape + (4,), dtype)
     elif tangents is not None:
