@@ -802,15 +802,39 @@ SK_ALWAYS_INLINE unsigned lbs16_blends(__m512 *mb, __m512 *cb, const sk_skin_job
 /* Vertices v0 .. v0 + n - 1 (n <= 16; the rest of the block is padding): inputs pin / nin and
  * outputs pout / nout hold 48 floats each (nin, nout NULL without normals).  All inputs are read
  * before any output is written, so out = positions works. */
-/* The joints of 16 vertices' K = 4 or 8 slots: offsets_k's offsets. */
+/* The joints of 16 vertices' K = 4 or 8 slots: offsets_k's offsets; for rigid skinning one
+ * offset a vertex, and the vertices whose index is outside [0, J) (not skinned: copied). */
 typedef struct {
     int32_t off[128];
+    unsigned copy;
 } lbs16_joints;
 
 SK_ALWAYS_INLINE void lbs16_joints_of(lbs16_joints *jt, const sk_skin_job_f32 *job, int64_t v0,
                                       int n, sk_index_type it, int K)
 {
     offsets_k(jt->off, &job->influences, v0, n, it, job->n_joints, SK_LBS_PREPARED_SIZE, K);
+}
+
+/* Rigid skinning by blocks of rows (lbs16_range's rigid_rows): contiguous indices of 32 bits or
+ * fewer, offsets that fit 32 bits. */
+SK_ALWAYS_INLINE int rigid_rows_job(const sk_skin_job_f32 *job, sk_index_type it)
+{
+    return (it == SK_INDEX_U8 || it == SK_INDEX_U16 || it == SK_INDEX_U32 || it == SK_INDEX_I32) &&
+           job->rigid_indices.row == index_size(it) && job->n_joints <= SK_SIMD_MAX_JOINTS_K4;
+}
+
+/* Rigid skinning's 16 joints from v0 as offsets (a negative int32 compares as a large unsigned
+ * one: out of range, so copied, as lbs16_blend's rigid case does). */
+SK_ALWAYS_INLINE void rigid16_joints_of(lbs16_joints *jt, const sk_skin_job_f32 *job, int64_t v0,
+                                        sk_index_type it)
+{
+    const char *ip = (const char *)job->rigid_indices.data + v0 * job->rigid_indices.row;
+    const __m512i j = indices16(ip, 0, it);
+    const __mmask16 in_range = _mm512_cmplt_epu32_mask(j, _mm512_set1_epi32((int32_t)job->n_joints));
+    _mm512_storeu_si512((void *)jt->off,
+                        _mm512_maskz_sll_epi32(in_range, j,
+                                               _mm_cvtsi32_si128(__builtin_ctz(SK_LBS_PREPARED_SIZE))));
+    jt->copy = ~(unsigned)in_range & 0xffffu;
 }
 
 SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables *tb, int64_t v0,
@@ -833,6 +857,7 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
     const sk_influences *in = &job->influences;
     const int by_group = rows_known || (kk == 4 && (!normals || rigid) && n == 16 &&
                                         weights_packed4(in, 4));
+    const int rigid_rows = kk == SIMD_RIGID && rows_known; /* one row a vertex, by groups */
     /* K = 4 and 8: the joints from the caller (computed a block ahead: read right after their
      * vector stores, store forwarding fails; 10-15% of a block with K = 4, 15-19% with K = 8),
      * else here */
@@ -840,7 +865,7 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
     const lbs16_joints *jt = ahead ? ahead : &own;
     if (kk == 4 || kk == 8)
         if (!ahead) lbs16_joints_of(&own, job, v0, n, it, (int)kk);
-    const float *w = by_group ? (const float *)in->weights.data + 4 * v0 : NULL;
+    const float *w = by_group && !rigid_rows ? (const float *)in->weights.data + 4 * v0 : NULL;
     if (!by_group) { /* (by groups: each group blends right before its products, below) */
         if (normals && !rigid)
             small |= lbs16_blends(mb, cb, job, v0, n, jt->off, it, kk, wt, 1);
@@ -855,7 +880,10 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
                            _mm512_setzero_ps()};
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
-        if (by_group)
+        if (rigid_rows) /* the joint's row itself (m = K[j] exactly, as lbs16_blend's) */
+            for (int b = 0; b < 4; ++b)
+                mb[4 * g + b] = _mm512_loadu_ps(job->prepared + offset_of_pair(jt->off, 4 * g + b));
+        else if (by_group)
             for (int b = 0; b < 4; ++b)
                 mb[4 * g + b] = lbs16_blend_rows(job->prepared, jt->off + 16 * g + 4 * b,
                                                  w + 16 * g + 4 * b);
@@ -874,6 +902,7 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
         }
     }
     small |= sums_to_vertices(sums, 16);
+    if (rigid_rows) small |= jt->copy;
     uint64_t copy = 0; /* three bits per vertex: its lanes in the packed output */
     for (int i = 0; small && i < 16; ++i)
         if (small >> i & 1) copy |= (uint64_t)7 << (3 * i);
@@ -1004,11 +1033,16 @@ SK_ALWAYS_INLINE int64_t lbs16_blocks(const sk_skin_job_f32 *job, const lbs16_ta
                                       const int rigid, const int rows, sk_index_type it,
                                       int64_t kk, sk_weight_type wt)
 {
-    const int ahead = kk == 4 || kk == 8;
+    const int ahead = kk == 4 || kk == 8 || (kk == SIMD_RIGID && rows);
     for (int b = 0; v + 16 <= end; v += 16, b ^= 1) {
         if (stream && v + 16 * SK_PREFETCH_BLOCKS + 16 <= end)
             lbs16_prefetch(job, pin, nin, v + 16 * SK_PREFETCH_BLOCKS);
-        if (ahead && v + 32 <= end) lbs16_joints_of(&jt[b ^ 1], job, v + 16, 16, it, (int)kk);
+        if (ahead && v + 32 <= end) {
+            if (kk == SIMD_RIGID)
+                rigid16_joints_of(&jt[b ^ 1], job, v + 16, it);
+            else
+                lbs16_joints_of(&jt[b ^ 1], job, v + 16, 16, it, (int)kk);
+        }
         __m512 on[3];
         lbs16_block(job, tb, v, 16, ahead ? &jt[b] : NULL, pin + 3 * v,
                     normals ? nin + 3 * v : NULL, pout + 3 * v, normals ? nout + 3 * v : NULL,
@@ -1058,9 +1092,15 @@ SK_ALWAYS_INLINE void lbs16_range(const sk_skin_job_f32 *job, int64_t begin, int
      * the block blends by groups (K = 4 contiguous float weights, lbs16_blend_rows) */
     const sk_influences *in = &job->influences;
     const int rows = kk == 4 && (!normals || rigid) && weights_packed4(in, 4);
-    const int ahead = kk == 4 || kk == 8;
+    /* rigid skinning by the same groups, one row a vertex (with normals, a rigid palette's:
+     * the matrix itself) */
+    const int rigid_rows = kk == SIMD_RIGID && (!normals || rigid) && rigid_rows_job(job, it);
+    const int ahead = kk == 4 || kk == 8 || rigid_rows;
     lbs16_joints jt[2];
-    if (ahead && v + 16 <= end) lbs16_joints_of(&jt[0], job, v, 16, it, (int)kk);
+    if (rigid_rows && v + 16 <= end)
+        rigid16_joints_of(&jt[0], job, v, it);
+    else if (ahead && v + 16 <= end)
+        lbs16_joints_of(&jt[0], job, v, 16, it, (int)kk);
     /* the common cases compiled with their flags constant (7% less time at 100k vertices than
      * one loop testing them) */
     /* (rows with normals, a rigid palette: a loop for each way of writing the normals; with
@@ -1077,6 +1117,18 @@ SK_ALWAYS_INLINE void lbs16_range(const sk_skin_job_f32 *job, int64_t begin, int
         v = lbs16_blocks(job, &tb, v, end, jt, pin, nin, pout, nout, stream, NULL, NORMALS_STORED,
                          1, 1, 1, it, kk, wt);
     else if (kk == 4 && rows)
+        v = lbs16_blocks(job, &tb, v, end, jt, pin, NULL, pout, NULL, stream, NULL, NORMALS_STORED,
+                         0, 0, 1, it, kk, wt);
+    else if (kk == SIMD_RIGID && rigid_rows && normals && nmode == NORMALS_SHIFTED)
+        v = lbs16_blocks(job, &tb, v, end, jt, pin, nin, pout, nout, stream, &ns, NORMALS_SHIFTED,
+                         1, 1, 1, it, kk, wt);
+    else if (kk == SIMD_RIGID && rigid_rows && normals && nmode == NORMALS_STREAMED)
+        v = lbs16_blocks(job, &tb, v, end, jt, pin, nin, pout, nout, stream, NULL,
+                         NORMALS_STREAMED, 1, 1, 1, it, kk, wt);
+    else if (kk == SIMD_RIGID && rigid_rows && normals)
+        v = lbs16_blocks(job, &tb, v, end, jt, pin, nin, pout, nout, stream, NULL, NORMALS_STORED,
+                         1, 1, 1, it, kk, wt);
+    else if (kk == SIMD_RIGID && rigid_rows)
         v = lbs16_blocks(job, &tb, v, end, jt, pin, NULL, pout, NULL, stream, NULL, NORMALS_STORED,
                          0, 0, 1, it, kk, wt);
     else

@@ -209,7 +209,8 @@ def test_dqs_tie_goes_to_the_smallest_joint(path, dtype, joints, random_palette,
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
-def test_rigid_matches_reference(path, dtype, index_dtype, unit_rows, random_palette,
+@pytest.mark.parametrize("scale", [0.3, 0.0])  # 0: a rigid palette (normals by the matrices)
+def test_rigid_matches_reference(path, dtype, index_dtype, scale, unit_rows, random_palette,
                                  assert_skin_close):
     rng = np.random.default_rng([7, INDEX_DTYPES.index(index_dtype)])
     V, J = 149, 9
@@ -218,8 +219,10 @@ def test_rigid_matches_reference(path, dtype, index_dtype, unit_rows, random_pal
     idx = rng.integers(0, J, V).astype(index_dtype)
     if np.issubdtype(index_dtype, np.signedinteger):
         idx[::7] = -1  # not skinned: copied
-    pal = random_palette(rng, J, scale=0.3)
+    pal = random_palette(rng, J, scale=scale)
     p, n = sk.rigid(P.astype(dtype), idx, pal, normals=N.astype(dtype))
+    # positions only: the same bits
+    assert np.array_equal(sk.rigid(P.astype(dtype), idx, pal), p)
     rp, rn = ref.rigid(P, idx, pal, normals=N)
     assert_skin_close(p, rp, P, pal, TOL[dtype])
     np.testing.assert_allclose(n, rn, atol=10 * TOL[dtype])
