@@ -369,15 +369,23 @@ SK_ALWAYS_INLINE __m512i indices16(const char *ip, int h, sk_index_type it)
 
 /* offsets8 for slots 16 h .. 16 h + 15.  A stride of a power of two (LBS's, a constant where
  * this is inlined) by a shift rather than a 512-bit multiply. */
+SK_ALWAYS_INLINE __m512i offsets16_masked(const char *ip, int h, sk_index_type it,
+                                          int64_t n_joints, int32_t stride, __mmask16 *in_range)
+{
+    const __m512i j = indices16(ip, h, it);
+    /* (a negative int32 compares as a large unsigned one: out of range) */
+    *in_range = _mm512_cmplt_epu32_mask(j, _mm512_set1_epi32((int32_t)n_joints));
+    if ((stride & (stride - 1)) == 0)
+        return _mm512_maskz_sll_epi32(*in_range, j,
+                                      _mm_cvtsi32_si128(__builtin_ctz((unsigned)stride)));
+    return _mm512_maskz_mullo_epi32(*in_range, j, _mm512_set1_epi32(stride));
+}
+
 SK_ALWAYS_INLINE __m512i offsets16(const char *ip, int h, sk_index_type it, int64_t n_joints,
                                    int32_t stride)
 {
-    const __m512i j = indices16(ip, h, it);
-    const __mmask16 in_range = _mm512_cmplt_epu32_mask(j, _mm512_set1_epi32((int32_t)n_joints));
-    if ((stride & (stride - 1)) == 0)
-        return _mm512_maskz_sll_epi32(in_range, j,
-                                      _mm_cvtsi32_si128(__builtin_ctz((unsigned)stride)));
-    return _mm512_maskz_mullo_epi32(in_range, j, _mm512_set1_epi32(stride));
+    __mmask16 in_range;
+    return offsets16_masked(ip, h, it, n_joints, stride, &in_range);
 }
 
 /* Offset k of offsets_k's table (>= 0, below 2^29), read with its neighbour as one 64-bit load
@@ -815,7 +823,7 @@ SK_ALWAYS_INLINE void lbs16_joints_of(lbs16_joints *jt, const sk_skin_job_f32 *j
     offsets_k(jt->off, &job->influences, v0, n, it, job->n_joints, SK_LBS_PREPARED_SIZE, K);
 }
 
-/* Rigid skinning by blocks of rows (lbs16_range's rigid_rows): contiguous indices of 32 bits or
+/* Rigid skinning by blocks of rows (lbs16_range's rows): contiguous indices of 32 bits or
  * fewer, offsets that fit 32 bits. */
 SK_ALWAYS_INLINE int rigid_rows_job(const sk_skin_job_f32 *job, sk_index_type it)
 {
@@ -823,17 +831,21 @@ SK_ALWAYS_INLINE int rigid_rows_job(const sk_skin_job_f32 *job, sk_index_type it
            job->rigid_indices.row == index_size(it) && job->n_joints <= SK_SIMD_MAX_JOINTS_K4;
 }
 
-/* Rigid skinning's 16 joints from v0 as offsets (a negative int32 compares as a large unsigned
- * one: out of range, so copied, as lbs16_blend's rigid case does). */
-SK_ALWAYS_INLINE void rigid16_joints_of(lbs16_joints *jt, const sk_skin_job_f32 *job, int64_t v0,
-                                        sk_index_type it)
+/* The joints of the 16 vertices from v0, made a block ahead: for rigid skinning (rows) one
+ * offset a vertex, an index outside [0, J) copied as lbs16_blend's rigid case does; else K = 4
+ * or 8 slots. */
+SK_ALWAYS_INLINE void lbs16_joints_ahead(lbs16_joints *jt, const sk_skin_job_f32 *job, int64_t v0,
+                                         sk_index_type it, int64_t kk)
 {
-    const char *ip = (const char *)job->rigid_indices.data + v0 * job->rigid_indices.row;
-    const __m512i j = indices16(ip, 0, it);
-    const __mmask16 in_range = _mm512_cmplt_epu32_mask(j, _mm512_set1_epi32((int32_t)job->n_joints));
+    if (kk != SIMD_RIGID) {
+        lbs16_joints_of(jt, job, v0, 16, it, (int)kk);
+        return;
+    }
+    __mmask16 in_range;
     _mm512_storeu_si512((void *)jt->off,
-                        _mm512_maskz_sll_epi32(in_range, j,
-                                               _mm_cvtsi32_si128(__builtin_ctz(SK_LBS_PREPARED_SIZE))));
+                        offsets16_masked((const char *)job->rigid_indices.data +
+                                             v0 * job->rigid_indices.row,
+                                         0, it, job->n_joints, SK_LBS_PREPARED_SIZE, &in_range));
     jt->copy = ~(unsigned)in_range & 0xffffu;
 }
 
@@ -1037,12 +1049,7 @@ SK_ALWAYS_INLINE int64_t lbs16_blocks(const sk_skin_job_f32 *job, const lbs16_ta
     for (int b = 0; v + 16 <= end; v += 16, b ^= 1) {
         if (stream && v + 16 * SK_PREFETCH_BLOCKS + 16 <= end)
             lbs16_prefetch(job, pin, nin, v + 16 * SK_PREFETCH_BLOCKS);
-        if (ahead && v + 32 <= end) {
-            if (kk == SIMD_RIGID)
-                rigid16_joints_of(&jt[b ^ 1], job, v + 16, it);
-            else
-                lbs16_joints_of(&jt[b ^ 1], job, v + 16, 16, it, (int)kk);
-        }
+        if (ahead && v + 32 <= end) lbs16_joints_ahead(&jt[b ^ 1], job, v + 16, it, kk);
         __m512 on[3];
         lbs16_block(job, tb, v, 16, ahead ? &jt[b] : NULL, pin + 3 * v,
                     normals ? nin + 3 * v : NULL, pout + 3 * v, normals ? nout + 3 * v : NULL,
@@ -1091,44 +1098,29 @@ SK_ALWAYS_INLINE void lbs16_range(const sk_skin_job_f32 *job, int64_t begin, int
     /* K = 4 and 8: the next block's joints computed before this block (as lbs4d_blocks); rows:
      * the block blends by groups (K = 4 contiguous float weights, lbs16_blend_rows) */
     const sk_influences *in = &job->influences;
-    const int rows = kk == 4 && (!normals || rigid) && weights_packed4(in, 4);
-    /* rigid skinning by the same groups, one row a vertex (with normals, a rigid palette's:
+    /* (rigid skinning by the same groups, one row a vertex: with normals, a rigid palette's,
      * the matrix itself) */
-    const int rigid_rows = kk == SIMD_RIGID && (!normals || rigid) && rigid_rows_job(job, it);
-    const int ahead = kk == 4 || kk == 8 || rigid_rows;
+    const int rows = (!normals || rigid) && (kk == 4 ? weights_packed4(in, 4)
+                                             : kk == SIMD_RIGID && rigid_rows_job(job, it));
+    const int ahead = kk == 4 || kk == 8 || (kk == SIMD_RIGID && rows);
     lbs16_joints jt[2];
-    if (rigid_rows && v + 16 <= end)
-        rigid16_joints_of(&jt[0], job, v, it);
-    else if (ahead && v + 16 <= end)
-        lbs16_joints_of(&jt[0], job, v, 16, it, (int)kk);
+    if (ahead && v + 16 <= end) lbs16_joints_ahead(&jt[0], job, v, it, kk);
     /* the common cases compiled with their flags constant (7% less time at 100k vertices than
      * one loop testing them) */
     /* (rows with normals, a rigid palette: a loop for each way of writing the normals; with
      * the way a run-time value, the compiler kept shift_stream's state and the normals'
      * registers on the stack, 8-9% of a 1M call; aligned normals through shift_stream, its
      * permutes then copying registers, took 2% more than streaming them directly) */
-    if (kk == 4 && rows && normals && nmode == NORMALS_SHIFTED)
+    if (rows && normals && nmode == NORMALS_SHIFTED)
         v = lbs16_blocks(job, &tb, v, end, jt, pin, nin, pout, nout, stream, &ns, NORMALS_SHIFTED,
                          1, 1, 1, it, kk, wt);
-    else if (kk == 4 && rows && normals && nmode == NORMALS_STREAMED)
+    else if (rows && normals && nmode == NORMALS_STREAMED)
         v = lbs16_blocks(job, &tb, v, end, jt, pin, nin, pout, nout, stream, NULL,
                          NORMALS_STREAMED, 1, 1, 1, it, kk, wt);
-    else if (kk == 4 && rows && normals)
+    else if (rows && normals)
         v = lbs16_blocks(job, &tb, v, end, jt, pin, nin, pout, nout, stream, NULL, NORMALS_STORED,
                          1, 1, 1, it, kk, wt);
-    else if (kk == 4 && rows)
-        v = lbs16_blocks(job, &tb, v, end, jt, pin, NULL, pout, NULL, stream, NULL, NORMALS_STORED,
-                         0, 0, 1, it, kk, wt);
-    else if (kk == SIMD_RIGID && rigid_rows && normals && nmode == NORMALS_SHIFTED)
-        v = lbs16_blocks(job, &tb, v, end, jt, pin, nin, pout, nout, stream, &ns, NORMALS_SHIFTED,
-                         1, 1, 1, it, kk, wt);
-    else if (kk == SIMD_RIGID && rigid_rows && normals && nmode == NORMALS_STREAMED)
-        v = lbs16_blocks(job, &tb, v, end, jt, pin, nin, pout, nout, stream, NULL,
-                         NORMALS_STREAMED, 1, 1, 1, it, kk, wt);
-    else if (kk == SIMD_RIGID && rigid_rows && normals)
-        v = lbs16_blocks(job, &tb, v, end, jt, pin, nin, pout, nout, stream, NULL, NORMALS_STORED,
-                         1, 1, 1, it, kk, wt);
-    else if (kk == SIMD_RIGID && rigid_rows)
+    else if (rows)
         v = lbs16_blocks(job, &tb, v, end, jt, pin, NULL, pout, NULL, stream, NULL, NORMALS_STORED,
                          0, 0, 1, it, kk, wt);
     else
