@@ -59,8 +59,11 @@ while [ "$total" -lt "$min_execs" ] && [ "$round" -lt 3 ]; do
         mkdir -p "$corpus" "$out/artifacts"
         log="$out/$name.round$round.log"
         rc=0
-        # -max_len caps the decoded sizes' inputs; -timeout flags a hang; rss limit a runaway.
-        "$out/$name" "$corpus" -max_total_time="$seconds" -max_len=4096 -timeout=10 \
+        # -max_len caps the decoded sizes' inputs; -len_control=0 tries inputs of that length
+        # from the start (growing them slowly, libFuzzer seldom drew 16 vertices or more in a
+        # minute: the kernels' whole blocks went unfuzzed); -timeout flags a hang; rss limit a
+        # runaway.
+        "$out/$name" "$corpus" -max_total_time="$seconds" -max_len=4096 -len_control=0 -timeout=10 \
             -rss_limit_mb=2048 -print_final_stats=1 \
             -artifact_prefix="$out/artifacts/$name-" >"$log" 2>&1 || rc=$?
         execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

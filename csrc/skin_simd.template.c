@@ -1365,7 +1365,8 @@ SK_ALWAYS_INLINE unsigned lbs8_front(const sk_skin_job_f32 *job, int64_t v0, int
 }
 
 /* The second half: lbs8_front's normals yn (vertex pair h in yn[h]) normalized and written to
- * nout, copied vertices' normals taken from nin (out_normals never overlaps an input). */
+ * nout, copied vertices' normals taken from nin (read before the store: nout may be nin, sk.h's
+ * in-place form). */
 SK_ALWAYS_INLINE void lbs8_normals(__m256 yn[4], unsigned copy, int n, const float *nin,
                                    float *nout, int stream_n)
 {
@@ -1384,10 +1385,14 @@ SK_ALWAYS_INLINE void lbs8_normals(__m256 yn[4], unsigned copy, int n, const flo
     yn[1] = _mm256_mul_ps(yn[1], _mm256_permute_ps(inv, _MM_SHUFFLE(1, 1, 1, 1)));
     yn[2] = _mm256_mul_ps(yn[2], _mm256_permute_ps(inv, _MM_SHUFFLE(2, 2, 2, 2)));
     yn[3] = _mm256_mul_ps(yn[3], _mm256_permute_ps(inv, _MM_SHUFFLE(3, 3, 3, 3)));
+    float keep[8][3];
+    if (copy)
+        for (int i = 0; i < n; ++i)
+            if (copy >> i & 1) memcpy(keep[i], nin + 3 * i, 3 * sizeof(float));
     lbs8_store(nout, yn, stream_n);
     if (copy)
         for (int i = 0; i < n; ++i)
-            if (copy >> i & 1) memcpy(nout + 3 * i, nin + 3 * i, 3 * sizeof(float));
+            if (copy >> i & 1) memcpy(nout + 3 * i, keep[i], 3 * sizeof(float));
 }
 
 /* Both halves for one block (lbs8_blocks overlaps them across blocks: the same operations). */
@@ -1854,11 +1859,16 @@ SK_ALWAYS_INLINE void lbs4d_normals(const double *nin, double *nout, int n, __m2
     yn[1] = _mm256_mul_pd(yn[1], _mm256_permute4x64_pd(inv, 0x55));
     yn[2] = _mm256_mul_pd(yn[2], _mm256_permute4x64_pd(inv, 0xAA));
     yn[3] = _mm256_mul_pd(yn[3], _mm256_permute4x64_pd(inv, 0xFF));
+    /* the copies read before the store (nout may be nin, sk.h's in-place form) */
     const int patch = lbs4d_copy_rows(yn, nin, n, copy, mode);
-    lbs4d_store(nout, yn, mode, pair);
-    if (patch) /* (out_normals never overlaps an input) */
+    double keep[4][3];
+    if (patch)
         for (int i = 0; i < n; ++i)
-            if (copy >> i & 1) memcpy(nout + 3 * i, nin + 3 * i, 3 * sizeof(double));
+            if (copy >> i & 1) memcpy(keep[i], nin + 3 * i, 3 * sizeof(double));
+    lbs4d_store(nout, yn, mode, pair);
+    if (patch)
+        for (int i = 0; i < n; ++i)
+            if (copy >> i & 1) memcpy(nout + 3 * i, keep[i], 3 * sizeof(double));
 }
 
 /* As lbs16_block for 4 vertices of doubles; `rigid`: every joint's cofactor is its 3x3
@@ -2535,7 +2545,8 @@ SK_ALWAYS_INLINE unsigned dqs8_stage_blends(__m256 q[8], const dqs8_stage *st, c
         __m256 acc = _mm256_setzero_ps();
         for (int k = 0; k < 4; ++k)
             acc = _mm256_fmadd_ps(_mm256_broadcast_ss(&st->ws[k][SLOTS8_LANE(i)]),
-                                  _mm256_load_ps(qt->q[0] + st->off[4 * i + k]), acc);
+                                  _mm256_load_ps((const float *)qt->q + st->off[4 * i + k]),
+                                  acc);
         q[i] = acc;
     }
     return st->copy;

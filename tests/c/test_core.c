@@ -590,6 +590,77 @@ static void case_palette_pre_post(void)
     CHECK(sk_palette_f64(pal, g, ib, J, F, NULL, NULL, 0) == SK_ERR_BAD_ARGUMENT);
 }
 
+/* sk.h's in-place form for normals too: out_normals = normals, with vertices copied through
+ * (weights summing to 0) in whole blocks and the tail, on every path, K = 4 and 3, float32 and
+ * float64: the same values as into separate outputs (the AVX2 kernels once wrote a block's
+ * normals before reading its copied vertices' inputs). */
+static void case_lbs_in_place_normals(void)
+{
+    enum { NV = 21, NJ = 3 };
+    const double pal64[NJ * 12] = {0, -1, 0, 1, 1, 0, 0, 2, 0, 0, 1, 3, /* */
+                                   1, 0, 0, -1, 0, 0, -1, 0, 0, 1, 0, 2, /* */
+                                   1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
+    float pal32[NJ * 12];
+    for (int i = 0; i < NJ * 12; ++i) pal32[i] = (float)pal64[i];
+    float prep32[NJ * SK_LBS_PREPARED_SIZE];
+    double prep64[NJ * SK_LBS_PREPARED_SIZE];
+    int64_t bad = -1;
+    CHECK(sk_lbs_prepare_f32(prep32, pal32, NJ, &bad) == SK_OK);
+    CHECK(sk_lbs_prepare_f64(prep64, pal64, NJ, &bad) == SK_OK);
+    const sk_simd before = sk_simd_current();
+    for (int path = SK_SIMD_SCALAR; path <= (int)sk_simd_best(); ++path)
+        for (int K = 3; K <= 4; ++K) {
+            CHECK(sk_simd_select((sk_simd)path) == SK_OK);
+            float p32[NV * 3], n32[NV * 3], o32[NV * 3], on32[NV * 3], w32[NV * 4];
+            double p64[NV * 3], n64[NV * 3], o64[NV * 3], on64[NV * 3], w64[NV * 4];
+            uint16_t idx[NV * 4];
+            for (int v = 0; v < NV; ++v) {
+                for (int c = 0; c < 3; ++c) {
+                    p64[3 * v + c] = rnd(), n64[3 * v + c] = rnd();
+                    p32[3 * v + c] = (float)p64[3 * v + c], n32[3 * v + c] = (float)n64[3 * v + c];
+                }
+                const int copied = v == 2 || v == 9 || v == NV - 1;
+                for (int k = 0; k < K; ++k) {
+                    idx[K * v + k] = (uint16_t)((v + k) % NJ);
+                    w64[K * v + k] = copied ? 0.0 : 1.0 / K;
+                    w32[K * v + k] = (float)w64[K * v + k];
+                }
+            }
+            sk_skin_job_f32 j32;
+            sk_skin_job_f64 j64;
+            memset(&j32, 0, sizeof j32);
+            memset(&j64, 0, sizeof j64);
+            const sk_stream i16 = {idx, K * (ptrdiff_t)sizeof(uint16_t), sizeof(uint16_t)};
+            j32.influences = (sk_influences){i16, SK_INDEX_U16,
+                                             {w32, K * (ptrdiff_t)sizeof(float), sizeof(float)},
+                                             SK_WEIGHT_FLOAT, K};
+            j64.influences = (sk_influences){i16, SK_INDEX_U16,
+                                             {w64, K * (ptrdiff_t)sizeof(double), sizeof(double)},
+                                             SK_WEIGHT_FLOAT, K};
+            j32.prepared = prep32, j64.prepared = prep64;
+            j32.n_joints = j64.n_joints = NJ;
+            const sk_stream s32 = {p32, 3 * sizeof(float), sizeof(float)},
+                            s64 = {p64, 3 * sizeof(double), sizeof(double)};
+            sk_stream t32 = s32, t64 = s64;
+            j32.positions = s32, j64.positions = s64;
+            t32.data = n32, t64.data = n64;
+            j32.normals = t32, j64.normals = t64;
+            t32.data = o32, t64.data = o64;
+            j32.out_positions = t32, j64.out_positions = t64;
+            t32.data = on32, t64.data = on64;
+            j32.out_normals = t32, j64.out_normals = t64;
+            sk_lbs_f32(&j32, 0, NV); /* into separate outputs, */
+            sk_lbs_f64(&j64, 0, NV);
+            j32.out_positions = j32.positions, j32.out_normals = j32.normals; /* then in place */
+            j64.out_positions = j64.positions, j64.out_normals = j64.normals;
+            sk_lbs_f32(&j32, 0, NV);
+            sk_lbs_f64(&j64, 0, NV);
+            CHECK(memcmp(p32, o32, sizeof p32) == 0 && memcmp(n32, on32, sizeof n32) == 0);
+            CHECK(memcmp(p64, o64, sizeof p64) == 0 && memcmp(n64, on64, sizeof n64) == 0);
+        }
+    CHECK(sk_simd_select(before) == SK_OK);
+}
+
 int main(void)
 {
     case_validate_parents();
@@ -605,6 +676,7 @@ int main(void)
     case_lbs_dqs_interleaved();
     case_portable_kernels();
     case_parallel_for_covers_each_item_once();
+    case_lbs_in_place_normals();
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;
