@@ -682,6 +682,7 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
     const char *pal_data = PyArray_BYTES(pal);
     float dqs_sign[SK_DQS_SIGN_MAX_J * SK_DQS_SIGN_MAX_J]; /* 16 KB */
     uint64_t dqs_sign_bits[SK_DQS_SIGN_MAX_J];
+    _Alignas(64) float lbs_table[12 * SK_LBS_TABLE_MAX_J];
     const void *piv_data = piv ? PyArray_DATA(piv) : NULL;
     Py_BEGIN_ALLOW_THREADS
     if (!validated && V > 0) {
@@ -764,6 +765,9 @@ static PyObject *py_skin(PyObject *self, PyObject *args)
             j32.prepared = (const float *)pf;
             if (method <= 1 && nrm) /* rigid and LBS normals: see sk_lbs_cof_is_matrix */
                 j32.cof_matrix = sk_lbs_cof_is_matrix_f32(j32.prepared, J) ? 1 : -1;
+            /* small palettes: LBS by lookups (a call with a whole block of 16 vertices) */
+            if (method == 1 && V >= 16 && sk_lbs_table_f32(lbs_table, j32.prepared, J))
+                j32.lbs_table = lbs_table;
             if (signs) {
                 if (sk_dqs_signs_f32(dqs_sign, dqs_sign_bits, j32.prepared + qfirst, qstride, J))
                     j32.dqs_sign_bits = dqs_sign_bits;

@@ -52,3 +52,21 @@ sk_result sk_validate_rigid_indices(const sk_stream *indices, sk_index_type type
     }
     return SK_OK;
 }
+
+int sk_lbs_table_f32(float *table, const float *prepared, int64_t n_joints)
+{
+#ifdef SK_BUILD_AVX512
+    if (n_joints < 1 || n_joints > SK_LBS_TABLE_MAX_J || sk_simd_current() != SK_SIMD_AVX512)
+        return 0;
+    for (int e = 0; e < 12; ++e) {
+        const int c = e / 3, r = e % 3;
+        float *row = table + SK_LBS_TABLE_MAX_J * e;
+        for (int64_t j = 0; j < SK_LBS_TABLE_MAX_J; ++j)
+            row[j] = j < n_joints ? prepared[SK_LBS_PREPARED_SIZE * j + 4 * c + r] : 0.0f;
+    }
+    return 1;
+#else
+    (void)table, (void)prepared, (void)n_joints;
+    return 0;
+#endif
+}

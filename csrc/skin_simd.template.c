@@ -939,6 +939,201 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
     store48(pout, out, stream_p);
 }
 
+/* ------------------------------------------------------------------------------------------
+ * Small palettes (J <= SK_LBS_TABLE_MAX_J, sk_lbs_table_f32): a block's 16 vertices one to a
+ * lane, lane l holding vertex 4 (l % 4) + l / 4 (transpose_blocks16's order, in which the
+ * weights and joints of four vertices a register become one register a slot), and each of the
+ * twelve entries of every vertex's four joints looked up in the table by one permute whose
+ * index is the slot's joints: 48 permutes, 48 multiply-adds and a few reshuffles a block instead
+ * of 64 row loads, 64 broadcasts and the transposes of rows into columns.  The same operations
+ * in the same order as lbs16_block's for every entry and product, so the same bits (the weights'
+ * sums, which the rows take from lane 15 of the blends, are small16's: the same sums, so the
+ * same vertices copied).  On Zen 5, float32 LBS with normals (a rigid palette), K = 4, J = 16
+ * or 32: 0.77-0.78x the rows' time at 100k vertices, 0.82-0.83x at 1M (paired, same bits).
+ * With J = 64 the lookups (two two-table permutes and a select, or two masked permutes) took
+ * 1.02-1.08x the rows' time in a standalone copy, so larger palettes keep the rows.
+ * ---------------------------------------------------------------------------------------- */
+
+/* Lane l's vertex, and its inverse (the same map). */
+#define SOA16_VERTEX(l) (4 * ((l) % 4) + (l) / 4)
+/* split: lane l of component c <- float 3 v + c of the block's 48 (v: the lane's vertex), from
+ * the first two input registers by a two-source permute, or (lanes of split_hi) the third */
+#define SOA16_SPLIT(c, l) ((3 * SOA16_VERTEX(l) + (c)) & 31)
+#define SOA16_SPLIT_HI(c, l) ((3 * SOA16_VERTEX(l) + (c) >= 32) << (l))
+/* join: output register r's float f (vertex e / 3's component e % 3, e = 16 r + f) <- lane
+ * SOA16_VERTEX(e / 3) of component e % 3: of x or y by a two-source permute, or (lanes of
+ * join_z) of z */
+#define SOA16_JOIN(r, f) (16 * (LBS16_E(r, f) % 3) + SOA16_VERTEX(LBS16_E(r, f) / 3))
+#define SOA16_JOIN_Z(r, f) ((LBS16_E(r, f) % 3 == 2) << (f))
+#define SK_BITS16(F, r)                                                                          \
+    (F(r, 0) | F(r, 1) | F(r, 2) | F(r, 3) | F(r, 4) | F(r, 5) | F(r, 6) | F(r, 7) | F(r, 8) |   \
+     F(r, 9) | F(r, 10) | F(r, 11) | F(r, 12) | F(r, 13) | F(r, 14) | F(r, 15))
+
+static const _Alignas(64) int32_t soa16_table_split[3][16] = SK_ROWS3(SOA16_SPLIT);
+static const _Alignas(64) int32_t soa16_table_join[3][16] = SK_ROWS3(SOA16_JOIN);
+
+typedef struct {
+    __m512i split[3], join[3];
+} soa16_tables;
+
+static void soa16_make_tables(soa16_tables *tb)
+{
+    for (int r = 0; r < 3; ++r) {
+        tb->split[r] = _mm512_load_si512(soa16_table_split[r]);
+        tb->join[r] = _mm512_load_si512(soa16_table_join[r]);
+    }
+}
+
+/* The block's 48 packed floats -> x, y, z, one register each. */
+SK_ALWAYS_INLINE void soa16_split(const soa16_tables *tb, const __m512 in[3], __m512 s[3])
+{
+#pragma GCC unroll 3
+    for (int c = 0; c < 3; ++c) {
+        const __m512 lo = _mm512_permutex2var_ps(in[0], tb->split[c], in[1]);
+        s[c] = _mm512_mask_permutexvar_ps(lo, (__mmask16)SK_BITS16(SOA16_SPLIT_HI, c),
+                                          tb->split[c], in[2]);
+    }
+}
+
+/* x, y, z -> the block's 48 packed floats. */
+SK_ALWAYS_INLINE void soa16_join(const soa16_tables *tb, const __m512 s[3], __m512 out[3])
+{
+#pragma GCC unroll 3
+    for (int r = 0; r < 3; ++r) {
+        const __m512 xy = _mm512_permutex2var_ps(s[0], tb->join[r], s[1]);
+        out[r] = _mm512_mask_permutexvar_ps(xy, (__mmask16)SK_BITS16(SOA16_JOIN_Z, r),
+                                            tb->join[r], s[2]);
+    }
+}
+
+/* Slot k's joints in j[k] (contiguous narrow index rows at ip), an index outside [0, J) as
+ * joint 0 (offsets16's choice; its weight is 0 in a validated job). */
+SK_ALWAYS_INLINE void soa16_joints(__m512i j[4], const char *ip, sk_index_type it,
+                                   int64_t n_joints)
+{
+    __m512 r[4];
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q) r[q] = _mm512_castsi512_ps(indices16(ip, q, it));
+    transpose_blocks16(r);
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+        const __m512i jk = _mm512_castps_si512(r[k]);
+        j[k] = _mm512_maskz_mov_epi32(
+            _mm512_cmplt_epu32_mask(jk, _mm512_set1_epi32((int32_t)n_joints)), jk);
+    }
+}
+
+/* One entry of every lane's blend, sum_k w_k entry[j_k] in lbs16_blend_rows' order, `entry`
+ * holding SK_LBS_TABLE_MAX_J = 32 values: two-table permutes.  (With J <= 16, one-table
+ * permutes took 0.97x the time at 100k vertices, 1.0x at 1M: not worth a loop of their own.) */
+SK_ALWAYS_INLINE __m512 soa16_entry(const float *entry, const __m512 w[4], const __m512i j[4])
+{
+    __m512 a = _mm512_setzero_ps();
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+        const __m512 e = _mm512_permutex2var_ps(_mm512_load_ps(entry), j[k],
+                                                _mm512_load_ps(entry + 16));
+        a = _mm512_fmadd_ps(w[k], e, a);
+    }
+    return a;
+}
+
+/* The packed registers r of a block's outputs given the input rows `in` of the vertices in
+ * `small` (bit i: vertex i, copied through). */
+SK_ALWAYS_INLINE void soa16_copy(__m512 r[3], unsigned small, const __m512 in[3])
+{
+    uint64_t copy = 0; /* three bits per vertex: its lanes in the packed output */
+    for (int i = 0; small && i < 16; ++i)
+        if (small >> i & 1) copy |= (uint64_t)7 << (3 * i);
+    if (!copy) return;
+#pragma GCC unroll 3
+    for (int k = 0; k < 3; ++k)
+        r[k] = _mm512_mask_blend_ps((__mmask16)(copy >> (16 * k)), r[k], in[k]);
+}
+
+/* lbs16_block for the rows case (K = 4 contiguous float weights, contiguous narrow indices,
+ * normals only with a rigid palette) by lookups in job->lbs_table. */
+SK_ALWAYS_INLINE void soa16_block(const sk_skin_job_f32 *job, const soa16_tables *tb, int64_t v0,
+                                  const float *pin, const float *nin, float *pout, float *nout,
+                                  int stream_p, __m512 *on_regs, sk_index_type it)
+{
+    const int normals = nin != NULL;
+    const float *table = job->lbs_table;
+    /* opaque to the compiler: hoisted out of the loop, the table's 24 registers were spilled
+     * and reloaded with moves (1.05-1.14x the time) */
+    __asm__("" : "+r"(table));
+    /* Every small loop over registers below unrolled and every block of loads written out: a
+     * loop left rolled, or made a copy to the stack (-O3 turns a loop of loads into one), put
+     * its registers in memory, up to 1.6x the time of the whole block. */
+    /* the joints first: every lookup waits for them */
+    const sk_influences *in = &job->influences;
+    __m512i j[4];
+    soa16_joints(j, (const char *)in->indices.data + v0 * in->indices.row, it, job->n_joints);
+    const float *wp = (const float *)in->weights.data + 4 * v0;
+    __m512 w[4] = {_mm512_loadu_ps(wp), _mm512_loadu_ps(wp + 16), _mm512_loadu_ps(wp + 32),
+                   _mm512_loadu_ps(wp + 48)};
+    transpose_blocks16(w);
+    const __m512 zero = _mm512_setzero_ps();
+    const __m512 p[3] = {_mm512_loadu_ps(pin), _mm512_loadu_ps(pin + 16), _mm512_loadu_ps(pin + 32)};
+    const __m512 nv[3] = {normals ? _mm512_loadu_ps(nin) : zero,
+                          normals ? _mm512_loadu_ps(nin + 16) : zero,
+                          normals ? _mm512_loadu_ps(nin + 32) : zero};
+    __m512 ps[3], ns[3] = {zero, zero, zero};
+    soa16_split(tb, p, ps);
+    if (normals) soa16_split(tb, nv, ns);
+    const unsigned small = small16(w);
+    /* row r of every vertex's 3x4 times (x, y, z, 1), and of its 3x3 times the normal, in
+     * lbs16_apply's order; entry 3 c + r holds the blends' column c, row r */
+    __m512 yp[3], yn[3];
+#pragma GCC unroll 3
+    for (int r = 0; r < 3; ++r) {
+        const float *e = table + SK_LBS_TABLE_MAX_J * r;
+        const __m512 c0 = soa16_entry(e, w, j);
+        __m512 a = _mm512_fmadd_ps(c0, ps[0], soa16_entry(e + 9 * SK_LBS_TABLE_MAX_J, w, j));
+        __m512 n = _mm512_mul_ps(c0, ns[0]);
+#pragma GCC unroll 2
+        for (int c = 1; c < 3; ++c) {
+            const __m512 cc = soa16_entry(e + 3 * c * SK_LBS_TABLE_MAX_J, w, j);
+            a = _mm512_fmadd_ps(cc, ps[c], a);
+            if (normals) n = _mm512_fmadd_ps(cc, ns[c], n);
+        }
+        yp[r] = a;
+        yn[r] = n;
+    }
+    __m512 out[3];
+    soa16_join(tb, yp, out);
+    soa16_copy(out, small, p);
+    if (normals) {
+        /* |n|^2 = (x^2 + z^2) + y^2, lbs16_inv_norms' sums */
+        const __m512 n2 = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(yn[0], yn[0]),
+                                                      _mm512_mul_ps(yn[2], yn[2])),
+                                        _mm512_mul_ps(yn[1], yn[1]));
+        const __m512 inv = lbs16_rsqrt(n2);
+#pragma GCC unroll 3
+        for (int r = 0; r < 3; ++r) yn[r] = _mm512_mul_ps(yn[r], inv);
+        __m512 on[3];
+        soa16_join(tb, yn, on);
+        soa16_copy(on, small, nv);
+        if (on_regs) {
+#pragma GCC unroll 3
+            for (int r = 0; r < 3; ++r) on_regs[r] = on[r];
+        } else {
+            store48(nout, on, 0);
+        }
+    }
+    store48(pout, out, stream_p);
+}
+
+/* Whether soa16_block takes the job: its table made (a small palette, sk_lbs_table_f32) and
+ * contiguous narrow index rows (the caller checks the rest: lbs16_range's rows). */
+SK_ALWAYS_INLINE int soa16_job(const sk_skin_job_f32 *job, sk_index_type it)
+{
+    const sk_influences *in = &job->influences;
+    const ptrdiff_t is = index_size(it);
+    return job->lbs_table && job->n_joints <= SK_LBS_TABLE_MAX_J && is <= 4 &&
+           in->indices.row == 4 * is && in->indices.elem == is;
+}
+
 /* A partial or strided block of n <= 16 vertices through stack copies. */
 SK_ALWAYS_INLINE void lbs16_part(const sk_skin_job_f32 *job, const lbs16_tables *tb, int64_t v0,
                                  int64_t n, int rigid, sk_index_type it, int64_t kk, sk_weight_type wt)
@@ -1035,31 +1230,61 @@ SK_ALWAYS_INLINE void shift_end(shift_stream *s, float *at)
 enum { NORMALS_STORED, NORMALS_STREAMED, NORMALS_SHIFTED };
 
 /* The whole blocks of [v, end): jt[0] holds the first block's joints (K = 4 and 8); `ns`: the
- * shift_stream of NORMALS_SHIFTED.  `nmode`, `normals`, `rigid` and `rows` (K = 4 rows blended
- * by groups, see lbs16_block) are constants where the caller names them.  Returns the first
- * vertex left. */
+ * shift_stream of NORMALS_SHIFTED.  `nmode`, `normals`, `rigid`, `rows` (K = 4 rows blended
+ * by groups, see lbs16_block) and `soa` (the rows by soa16_block's lookups) are constants where the caller names them.  Returns the first vertex left. */
 SK_ALWAYS_INLINE int64_t lbs16_blocks(const sk_skin_job_f32 *job, const lbs16_tables *tb,
-                                      int64_t v, int64_t end, lbs16_joints jt[2], const float *pin,
-                                      const float *nin, float *pout, float *nout, int stream,
-                                      shift_stream *ns, const int nmode, const int normals,
-                                      const int rigid, const int rows, sk_index_type it,
+                                      const soa16_tables *st, int64_t v, int64_t end,
+                                      lbs16_joints jt[2], const float *pin, const float *nin,
+                                      float *pout, float *nout, int stream, shift_stream *ns,
+                                      const int nmode, const int normals, const int rigid,
+                                      const int rows, const int soa, sk_index_type it,
                                       int64_t kk, sk_weight_type wt)
 {
-    const int ahead = kk == 4 || kk == 8 || (kk == SIMD_RIGID && rows);
+    const int ahead = !soa && (kk == 4 || kk == 8 || (kk == SIMD_RIGID && rows));
     for (int b = 0; v + 16 <= end; v += 16, b ^= 1) {
         if (stream && v + 16 * SK_PREFETCH_BLOCKS + 16 <= end)
             lbs16_prefetch(job, pin, nin, v + 16 * SK_PREFETCH_BLOCKS);
         if (ahead && v + 32 <= end) lbs16_joints_ahead(&jt[b ^ 1], job, v + 16, it, kk);
         __m512 on[3];
-        lbs16_block(job, tb, v, 16, ahead ? &jt[b] : NULL, pin + 3 * v,
-                    normals ? nin + 3 * v : NULL, pout + 3 * v, normals ? nout + 3 * v : NULL,
-                    stream, nmode != NORMALS_STORED ? on : NULL, rigid, it, kk, wt, rows);
+        if (soa)
+            soa16_block(job, st, v, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
+                        normals ? nout + 3 * v : NULL, stream,
+                        nmode != NORMALS_STORED ? on : NULL, it);
+        else
+            lbs16_block(job, tb, v, 16, ahead ? &jt[b] : NULL, pin + 3 * v,
+                        normals ? nin + 3 * v : NULL, pout + 3 * v, normals ? nout + 3 * v : NULL,
+                        stream, nmode != NORMALS_STORED ? on : NULL, rigid, it, kk, wt, rows);
         if (nmode == NORMALS_STREAMED)
             store48(nout + 3 * v, on, 1);
         else if (nmode == NORMALS_SHIFTED)
             shift_put48(ns, nout + 3 * v, on);
     }
     return v;
+}
+
+/* lbs16_blocks for the rows (normals only with a rigid palette), by soa16_block's lookups
+ * (`soa`) or by lbs16_block's rows: a loop for each way of writing the normals
+ * (with the way a run-time value, the compiler kept shift_stream's state and the normals'
+ * registers on the stack, 8-9% of a 1M call; aligned normals through shift_stream, its
+ * permutes then copying registers, took 2% more than streaming them directly). */
+SK_ALWAYS_INLINE int64_t lbs16_rows(const sk_skin_job_f32 *job, const lbs16_tables *tb,
+                                    const soa16_tables *st, int64_t v, int64_t end,
+                                    lbs16_joints jt[2], const float *pin, const float *nin,
+                                    float *pout, float *nout, int stream, shift_stream *ns,
+                                    int nmode, int normals, const int soa, sk_index_type it,
+                                    int64_t kk, sk_weight_type wt)
+{
+    if (normals && nmode == NORMALS_SHIFTED)
+        return lbs16_blocks(job, tb, st, v, end, jt, pin, nin, pout, nout, stream, ns,
+                            NORMALS_SHIFTED, 1, 1, 1, soa, it, kk, wt);
+    if (normals && nmode == NORMALS_STREAMED)
+        return lbs16_blocks(job, tb, st, v, end, jt, pin, nin, pout, nout, stream, NULL,
+                            NORMALS_STREAMED, 1, 1, 1, soa, it, kk, wt);
+    if (normals)
+        return lbs16_blocks(job, tb, st, v, end, jt, pin, nin, pout, nout, stream, NULL,
+                            NORMALS_STORED, 1, 1, 1, soa, it, kk, wt);
+    return lbs16_blocks(job, tb, st, v, end, jt, pin, NULL, pout, NULL, stream, NULL,
+                        NORMALS_STORED, 0, 0, 1, soa, it, kk, wt);
 }
 
 SK_ALWAYS_INLINE void lbs16_range(const sk_skin_job_f32 *job, int64_t begin, int64_t end,
@@ -1102,30 +1327,24 @@ SK_ALWAYS_INLINE void lbs16_range(const sk_skin_job_f32 *job, int64_t begin, int
      * the matrix itself) */
     const int rows = (!normals || rigid) && (kk == 4 ? weights_packed4(in, 4)
                                              : kk == SIMD_RIGID && rigid_rows_job(job, it));
-    const int ahead = kk == 4 || kk == 8 || (kk == SIMD_RIGID && rows);
+    /* small palettes: the rows by lookups in the job's table (soa16_block) */
+    const int soa = rows && kk == 4 && soa16_job(job, it);
+    soa16_tables st;
+    if (soa) soa16_make_tables(&st);
+    const int ahead = !soa && (kk == 4 || kk == 8 || (kk == SIMD_RIGID && rows));
     lbs16_joints jt[2];
     if (ahead && v + 16 <= end) lbs16_joints_ahead(&jt[0], job, v, it, kk);
     /* the common cases compiled with their flags constant (7% less time at 100k vertices than
      * one loop testing them) */
-    /* (rows with normals, a rigid palette: a loop for each way of writing the normals; with
-     * the way a run-time value, the compiler kept shift_stream's state and the normals'
-     * registers on the stack, 8-9% of a 1M call; aligned normals through shift_stream, its
-     * permutes then copying registers, took 2% more than streaming them directly) */
-    if (rows && normals && nmode == NORMALS_SHIFTED)
-        v = lbs16_blocks(job, &tb, v, end, jt, pin, nin, pout, nout, stream, &ns, NORMALS_SHIFTED,
-                         1, 1, 1, it, kk, wt);
-    else if (rows && normals && nmode == NORMALS_STREAMED)
-        v = lbs16_blocks(job, &tb, v, end, jt, pin, nin, pout, nout, stream, NULL,
-                         NORMALS_STREAMED, 1, 1, 1, it, kk, wt);
-    else if (rows && normals)
-        v = lbs16_blocks(job, &tb, v, end, jt, pin, nin, pout, nout, stream, NULL, NORMALS_STORED,
-                         1, 1, 1, it, kk, wt);
+    if (soa)
+        v = lbs16_rows(job, &tb, &st, v, end, jt, pin, nin, pout, nout, stream, &ns, nmode,
+                       normals, 1, it, kk, wt);
     else if (rows)
-        v = lbs16_blocks(job, &tb, v, end, jt, pin, NULL, pout, NULL, stream, NULL, NORMALS_STORED,
-                         0, 0, 1, it, kk, wt);
+        v = lbs16_rows(job, &tb, &st, v, end, jt, pin, nin, pout, nout, stream, &ns, nmode,
+                       normals, 0, it, kk, wt);
     else
-        v = lbs16_blocks(job, &tb, v, end, jt, pin, nin, pout, nout, stream, &ns, nmode, normals,
-                         rigid, 0, it, kk, wt);
+        v = lbs16_blocks(job, &tb, &st, v, end, jt, pin, nin, pout, nout, stream, &ns, nmode,
+                         normals, rigid, 0, 0, it, kk, wt);
     if (nmode == NORMALS_SHIFTED) shift_end(&ns, nout + 3 * v);
     if (v < end) lbs16_part(job, &tb, v, end - v, rigid, it, kk, wt);
     if (stream) _mm_sfence(); /* non-temporal stores visible before the threads join */

@@ -286,6 +286,36 @@ def test_threads_and_ranges_do_not_change_bits(path, dtype, method, unit_rows, i
         assert np.array_equal(ps, p1[s:]) and np.array_equal(ns, n1[s:]), s
 
 
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+@pytest.mark.parametrize("with_normals", [False, True])
+def test_palette_size_does_not_change_bits(path, index_dtype, with_normals, unit_rows,
+                                           influences, random_palette):
+    """float32 LBS with J <= 32 looks the joints up in a table (on AVX-512) rather than reading
+    each vertex's rows: the same joints in palettes of 16 to 64 give the same bits, whatever
+    the threads and wherever a vertex's block starts."""
+    rng = np.random.default_rng([9, INDEX_DTYPES.index(index_dtype)])
+    V, used = 1011, 16
+    P = rng.normal(size=(V, 3)).astype(np.float32)
+    N = unit_rows(rng, V).astype(np.float32) if with_normals else None
+    # garbage indices under zero weights (outside every palette), rows of zero weights (copied)
+    idx, w = influences(rng, V, used, 4, index_dtype, np.float32, zero_rows=[3, 500, V - 2])
+    pal = random_palette(rng, 64)
+    run = lambda J, s=0, t=1: sk.lbs(P[s:], idx[s:], w[s:], pal[:J],
+                                     normals=None if N is None else N[s:], threads=t)
+    want = run(64)  # the rows
+    want_p = want[0] if with_normals else want
+    rp = ref.lbs(P.astype(np.float64), idx, w, pal)
+    np.testing.assert_allclose(want_p, rp, atol=1e-5)
+    for J in (16, 17, 31, 32, 33):
+        for s, t in ((0, 1), (0, 3), (1, 1), (17, 2), (40, 1)):
+            got = run(J, s, t)
+            if with_normals:
+                assert np.array_equal(got[0], want[0][s:]), (J, s, t)
+                assert np.array_equal(got[1], want[1][s:]), (J, s, t)
+            else:
+                assert np.array_equal(got, want[s:]), (J, s, t)
+
+
 def _layouts(A):
     V, n = A.shape
     inter = np.zeros((V, 8), A.dtype)
@@ -412,15 +442,16 @@ def test_weights_near_the_copy_threshold(path, dtype, method, unit_rows, influen
     np.testing.assert_allclose(got_n, want_n, atol=10 * TOL[dtype])
 
 
-# float64 DQS never streams; LBS has block loops of its own for rigid palettes, hence scale
-@pytest.mark.parametrize("method, dtype, scale", [
-    ("lbs", np.float32, 0.0), ("lbs", np.float64, 0.0), ("dqs", np.float32, 0.0),
-    ("lbs", np.float32, 0.3), ("lbs", np.float64, 0.3)])
-def test_large_outputs_misaligned_and_aligned(path, dtype, method, scale, unit_rows, influences,
-                                              random_palette, assert_skin_close):
+# float64 DQS never streams; LBS has block loops of its own for rigid palettes, hence scale, and
+# for small ones (J <= 32: lookups in a table on AVX-512), hence J
+@pytest.mark.parametrize("method, dtype, scale, J", [
+    ("lbs", np.float32, 0.0, 64), ("lbs", np.float64, 0.0, 64), ("dqs", np.float32, 0.0, 64),
+    ("lbs", np.float32, 0.3, 64), ("lbs", np.float64, 0.3, 64), ("lbs", np.float32, 0.0, 24)])
+def test_large_outputs_misaligned_and_aligned(path, dtype, method, scale, J, unit_rows,
+                                              influences, random_palette, assert_skin_close):
     """Above the non-temporal store threshold, with outputs at every alignment."""
     rng = np.random.default_rng(5)
-    V, J = _core.build_info()[f"stream_min_{np.dtype(dtype).name}"] + 13, 64
+    V = _core.build_info()[f"stream_min_{np.dtype(dtype).name}"] + 13
     P = rng.normal(size=(V, 3)).astype(dtype)
     N = unit_rows(rng, V).astype(dtype)
     # vertices copied through (weights summing to 0) in the head, a block and the tail, and

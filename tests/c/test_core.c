@@ -590,6 +590,67 @@ static void case_palette_pre_post(void)
     CHECK(sk_palette_f64(pal, g, ib, J, F, NULL, NULL, 0) == SK_ERR_BAD_ARGUMENT);
 }
 
+/* float32 LBS's table of small palettes (sk_lbs_table_f32): made only where the path in use
+ * reads it (AVX-512, 1 <= J <= 32), laid out by entries, and the same bits as the rows. */
+static void case_lbs_table(void)
+{
+    enum { TV = 70, TJ = 7 }; /* whole blocks of 16 and a tail */
+    float pal[TJ * 12], pos[TV * 3], nrm[TV * 3], w[TV * 4], out[2][TV * 3], nout[2][TV * 3];
+    uint16_t idx[TV * 4];
+    _Alignas(64) float prep[33 * SK_LBS_PREPARED_SIZE], table[12 * SK_LBS_TABLE_MAX_J];
+    for (int j = 0; j < TJ; ++j) { /* a quarter turn about z, about x or none, translated */
+        const float r[3][9] = {{1, 0, 0, 0, 1, 0, 0, 0, 1}, {0, -1, 0, 1, 0, 0, 0, 0, 1},
+                               {1, 0, 0, 0, 0, -1, 0, 1, 0}};
+        for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 4; ++b)
+                pal[12 * j + 4 * a + b] = b < 3 ? r[j % 3][3 * a + b] : (float)rnd();
+    }
+    for (int i = 0; i < TV * 3; ++i) pos[i] = (float)rnd(), nrm[i] = (float)rnd();
+    for (int v = 0; v < TV; ++v) {
+        float sum = 0;
+        for (int k = 0; k < 4; ++k) {
+            idx[4 * v + k] = (uint16_t)((v + 3 * k) % TJ);
+            sum += w[4 * v + k] = (float)(rnd() + 1.5);
+        }
+        for (int k = 0; k < 4; ++k) w[4 * v + k] = v == 20 ? 0.0f : w[4 * v + k] / sum;
+    }
+    idx[4 * 5 + 2] = 60000, w[4 * 5 + 2] = 0.0f; /* outside the palette, weight 0 */
+    int64_t bad = -1;
+    CHECK(sk_lbs_prepare_f32(prep, pal, TJ, &bad) == SK_OK);
+    const sk_simd before = sk_simd_current();
+    for (int path = SK_SIMD_SCALAR; path <= (int)sk_simd_best(); ++path) {
+        CHECK(sk_simd_select((sk_simd)path) == SK_OK);
+        const int made = sk_lbs_table_f32(table, prep, TJ);
+        CHECK(made == (path == SK_SIMD_AVX512));
+        CHECK(sk_lbs_table_f32(table, prep, SK_LBS_TABLE_MAX_J + 1) == 0);
+        if (!made) continue;
+        for (int e = 0; e < 12; ++e)
+            for (int j = 0; j < SK_LBS_TABLE_MAX_J; ++j)
+                CHECK(table[SK_LBS_TABLE_MAX_J * e + j] ==
+                      (j < TJ ? prep[SK_LBS_PREPARED_SIZE * j + 4 * (e / 3) + e % 3] : 0.0f));
+        for (int t = 0; t < 2; ++t) { /* with the table, then without */
+            sk_skin_job_f32 job;
+            memset(&job, 0, sizeof job);
+            job.positions = (sk_stream){pos, 3 * sizeof(float), sizeof(float)};
+            job.out_positions = (sk_stream){out[t], 3 * sizeof(float), sizeof(float)};
+            job.normals = (sk_stream){nrm, 3 * sizeof(float), sizeof(float)};
+            job.out_normals = (sk_stream){nout[t], 3 * sizeof(float), sizeof(float)};
+            job.influences = (sk_influences){{idx, 4 * sizeof(uint16_t), sizeof(uint16_t)},
+                                             SK_INDEX_U16,
+                                             {w, 4 * sizeof(float), sizeof(float)},
+                                             SK_WEIGHT_FLOAT, 4};
+            job.prepared = prep;
+            job.n_joints = TJ;
+            job.lbs_table = t == 0 ? table : NULL;
+            sk_lbs_f32(&job, 0, TV);
+        }
+        CHECK(memcmp(out[0], out[1], sizeof out[0]) == 0);
+        CHECK(memcmp(nout[0], nout[1], sizeof nout[0]) == 0);
+        CHECK(memcmp(out[0] + 3 * 20, pos + 3 * 20, 3 * sizeof(float)) == 0); /* copied */
+    }
+    CHECK(sk_simd_select(before) == SK_OK);
+}
+
 /* sk.h's in-place form for normals too: out_normals = normals, with vertices copied through
  * (weights summing to 0) in whole blocks and the tail, on every path, K = 4 and 3, float32 and
  * float64: the same values as into separate outputs (the AVX2 kernels once wrote a block's
@@ -676,6 +737,7 @@ int main(void)
     case_lbs_dqs_interleaved();
     case_portable_kernels();
     case_parallel_for_covers_each_item_once();
+    case_lbs_table();
     case_lbs_in_place_normals();
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);

@@ -10,7 +10,7 @@
  * index which escaped validation is read as joint 0, never out of bounds.  Checks beyond memory
  * safety: inputs unmodified, padding of the outputs never written, vertices outside
  * [begin, end) never written, and the same bits whether [0, V) is done in one call, in two
- * ranges, or over two threads.
+ * ranges, or over two threads, and (float32 LBS) with the small palettes' table or without.
  *
  * Preconditions kept (sk.h): J >= 1 (the binding rejects J = 0), an output stream exactly when
  * its input is, aligned streams, `prepared` from the matching prepare call.
@@ -203,6 +203,78 @@ static int rows_outside_untouched(const fz_strided *s, int64_t begin, int64_t en
     return 1;
 }
 
+/* A strided array's elements, packed in C order into dst. */
+static void pack(void *dst, const fz_strided *s)
+{
+    for (int64_t r = 0; r < s->rows; ++r)
+        for (int64_t c = 0; c < s->cols; ++c)
+            memcpy((char *)dst + (size_t)(r * s->cols + c) * s->item, fz_at(s, r, c), s->item);
+}
+
+/* Two packed float arrays hold the same values (two NaNs: see same_values). */
+static int same_packed(const float *a, const float *b, int64_t n)
+{
+    for (int64_t i = 0; i < n; ++i)
+        if (memcmp(a + i, b + i, sizeof(float)) && !(a[i] != a[i] && b[i] != b[i])) return 0;
+    return 1;
+}
+
+static int64_t load_index(const void *p, sk_index_type t)
+{
+    switch (t) {
+    case SK_INDEX_U8: return *(const uint8_t *)p;
+    case SK_INDEX_U16: return *(const uint16_t *)p;
+    case SK_INDEX_U32: return *(const uint32_t *)p;
+    case SK_INDEX_I32: return *(const int32_t *)p;
+    default: return *(const int64_t *)p;
+    }
+}
+
+static float load_weight(const void *p, sk_weight_type t)
+{
+    if (t == SK_WEIGHT_UNORM8) return *(const uint8_t *)p / 255.0f;
+    if (t == SK_WEIGHT_UNORM16) return *(const uint16_t *)p / 65535.0f;
+    return *(const float *)p;
+}
+
+/* float32 LBS's table (job->lbs_table) only serves the common layout (packed positions and
+ * normals, K = 4 contiguous float weights and contiguous narrow indices), which the drawn
+ * layouts and types seldom give all at once: the drawn values in that layout (each vertex's
+ * first four slots, float weights, uint16 indices, one outside uint16 as 65535), skinned with
+ * the table and with the rows. */
+static void check_table_packed(const sk_skin_job_f32 *like, const fz_strided *pos,
+                               const fz_strided *nrm, const fz_strided *idx,
+                               sk_index_type itype, const fz_strided *wts,
+                               sk_weight_type wtype, int64_t K, int64_t V)
+{
+    float p[MAX_V * 3], n[MAX_V * 3], w[MAX_V * 4], out[2][MAX_V * 3], nout[2][MAX_V * 3];
+    uint16_t ix[MAX_V * 4];
+    pack(p, pos);
+    if (nrm) pack(n, nrm);
+    for (int64_t v = 0; v < V; ++v)
+        for (int64_t k = 0; k < 4; ++k) {
+            const int64_t j = k < K ? load_index(fz_at(idx, v, k), itype) : 0;
+            ix[4 * v + k] = (uint16_t)(j >= 0 && j <= 65535 ? j : 65535);
+            w[4 * v + k] = k < K ? load_weight(fz_at(wts, v, k), wtype) : 0.0f;
+        }
+    for (int t = 0; t < 2; ++t) {
+        sk_skin_job_f32 job = *like;
+        job.positions = (sk_stream){p, 3 * sizeof(float), sizeof(float)};
+        job.out_positions = (sk_stream){out[t], 3 * sizeof(float), sizeof(float)};
+        job.normals = nrm ? (sk_stream){n, 3 * sizeof(float), sizeof(float)} : absent;
+        job.out_normals = nrm ? (sk_stream){nout[t], 3 * sizeof(float), sizeof(float)} : absent;
+        job.tangents = job.out_tangents = absent;
+        job.influences = (sk_influences){{ix, 4 * sizeof(uint16_t), sizeof(uint16_t)},
+                                         SK_INDEX_U16,
+                                         {w, 4 * sizeof(float), sizeof(float)},
+                                         SK_WEIGHT_FLOAT, 4};
+        job.lbs_table = t == 0 ? like->lbs_table : NULL;
+        sk_lbs_f32(&job, 0, V);
+    }
+    if (!same_packed(out[0], out[1], 3 * V) || (nrm && !same_packed(nout[0], nout[1], 3 * V)))
+        FZ_FAIL("the table and the rows differ (packed layout)");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fz_in in = {data, size};
@@ -366,6 +438,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         job.j32.normal_rule = job.j64.normal_rule = (sk_normal_rule)normal_rule;
         job.j32.centers = job.j64.centers = stream_of(&ctr);
         job.j32.blend = job.j64.blend = stream_of(&bln);
+        /* float32 LBS: the small palettes' table (made where the path in use reads it,
+         * AVX-512), compared with the rows below */
+        _Alignas(64) float table[12 * SK_LBS_TABLE_MAX_J];
+        if (!f64 && method == 1 && sk_lbs_table_f32(table, job.j32.prepared, J))
+            job.j32.lbs_table = table;
         fz_block prep0 = fz_snapshot(&prepared);
 
         outs o1;
@@ -398,6 +475,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 FZ_FAIL("a kernel wrote between the elements of an output");
             if (!has_n && !fz_untouched(&o1.nrm.block)) FZ_FAIL("absent normals written");
             if (!has_t && !fz_untouched(&o1.tan.block)) FZ_FAIL("absent tangents written");
+            if (job.j32.lbs_table)
+                check_table_packed(&job.j32, &pos, has_n ? &nrm : NULL, &idx, itype, &wts, wtype,
+                                   K, V);
+            if (job.j32.lbs_table) { /* the rows instead of the table: the same bits */
+                outs o4 = outs_like(&o1);
+                job.j32.lbs_table = NULL;
+                set_outputs(&job, &o4, has_n, has_t);
+                run_kernel(&job, method, 0, V);
+                job.j32.lbs_table = table;
+                if (!outs_same(&o1, &o4)) FZ_FAIL("the table and the rows differ");
+                outs_free(&o4);
+            }
             /* a partial range writes only its rows */
             set_outputs(&job, &o2, has_n, has_t);
             run_kernel(&job, method, split, V);
