@@ -58,12 +58,13 @@ int sk_lbs_table_f32(float *table, const float *prepared, int64_t n_joints)
 #ifdef SK_BUILD_AVX512
     if (n_joints < 1 || n_joints > SK_LBS_TABLE_MAX_J || sk_simd_current() != SK_SIMD_AVX512)
         return 0;
-    for (int e = 0; e < 12; ++e) {
-        const int c = e / 3, r = e % 3;
-        float *row = table + SK_LBS_TABLE_MAX_J * e;
-        for (int64_t j = 0; j < SK_LBS_TABLE_MAX_J; ++j)
-            row[j] = j < n_joints ? prepared[SK_LBS_PREPARED_SIZE * j + 4 * c + r] : 0.0f;
+    for (int64_t j = 0; j < n_joints; ++j) { /* the joints' rows in order, each read once */
+        const float *row = prepared + SK_LBS_PREPARED_SIZE * j;
+        for (int c = 0; c < 4; ++c)
+            for (int r = 0; r < 3; ++r) table[SK_LBS_TABLE_MAX_J * (3 * c + r) + j] = row[4 * c + r];
     }
+    for (int e = 0; e < 12; ++e)
+        for (int64_t j = n_joints; j < SK_LBS_TABLE_MAX_J; ++j) table[SK_LBS_TABLE_MAX_J * e + j] = 0;
     return 1;
 #else
     (void)table, (void)prepared, (void)n_joints;
