@@ -23,7 +23,9 @@ Contenders:
   skinkit        lbs / dqs / rigid, float32 and float64, 1 and 2 threads, an ``Influences``
                  object (validated once) or raw arrays (validated every call), positions only or
                  with normals, one frame or a batch of frames; and the 1-thread LBS call held
-                 on each of the first two CPUs in turn (Linux), to tell the two CPUs' speeds.
+                 on each of the first two CPUs in turn (Linux), to tell the two CPUs' speeds;
+                 and float32 LBS with a palette of 24 joints (SMPL's), which AVX-512 machines
+                 skin by lookups in a table rather than by each vertex's rows (J <= 32).
   numpy          blend each vertex's (3, 4) matrix over its K slots (pal[idx[:, k]] * w[:, k]),
                  then apply it with einsum and normalize the normals: (V, 3, 4) temporaries.
   torch          the skinning step of smplx's ``lbs`` on PyTorch CPU: dense (V, J) weights,
@@ -42,7 +44,8 @@ Ratios and the issue's targets (1M vertices, float32, K = 4, normals, Influences
   raw_over_influences = raw arrays / Influences   <= 1.35
   batch_over_frames = batch time / (F x one frame)   ~ 1  (batches scale linearly)
 and, beside lbs_vs_probe, the probe's time over three kernels with less work a vertex:
-lbs_2_threads_vs_probe, positions_only_vs_probe and rigid_vs_probe (one joint a vertex);
+lbs_2_threads_vs_probe, positions_only_vs_probe, rigid_vs_probe (one joint a vertex) and
+small_palette_vs_probe (J = 24; small_palette_over_lbs: its time over J = 64's);
 and, beside threads_2_over_1, what the two CPUs allow: threads_2_vs_pinned_cpus, the 2-thread
 speed over the two pinned 1-thread speeds added (1 when the threads lose nothing to each other or
 to the join), threads_2_over_1_ceiling, the ratio the 1-thread figure would give if that were 1,
@@ -75,6 +78,7 @@ import skinkit as sk  # noqa: E402
 from skinkit import _core  # noqa: E402
 
 J = 64
+SMALL_J = 24  # SMPL's joints: a palette small enough for float32 LBS's table (J <= 32)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -92,29 +96,29 @@ def rotations(rng, n):
     ], -2)
 
 
-def rigid_palette(rng, frames=None):
-    n = J if frames is None else frames * J
+def rigid_palette(rng, frames=None, joints=J):
+    n = joints if frames is None else frames * joints
     k = np.zeros((n, 4, 4))
     k[:, :3, :3] = rotations(rng, n)
     k[:, :3, 3] = rng.uniform(-1, 1, (n, 3))
     k[:, 3, 3] = 1
-    return k if frames is None else k.reshape(frames, J, 4, 4)
+    return k if frames is None else k.reshape(frames, joints, 4, 4)
 
 
 class Mesh:
     """Random vertices, unit normals, K influences (uint16 joints, float weights summing to 1)."""
 
-    def __init__(self, V, K, dtype, seed=0):
+    def __init__(self, V, K, dtype, seed=0, joints=J):
         rng = np.random.default_rng(seed)
         self.V, self.K, self.dtype = V, K, dtype
         self.P = rng.standard_normal((V, 3)).astype(dtype)
         n = rng.standard_normal((V, 3))
         self.N = (n / np.linalg.norm(n, axis=1, keepdims=True)).astype(dtype)
-        self.idx = rng.integers(0, J, (V, K)).astype(np.uint16)
+        self.idx = rng.integers(0, joints, (V, K)).astype(np.uint16)
         w = rng.random((V, K)) + 0.01
         self.w = (w / w.sum(1, keepdims=True)).astype(dtype)
-        self.infl = sk.Influences(self.idx, self.w, J)
-        self.pal = rigid_palette(rng).astype(dtype)
+        self.infl = sk.Influences(self.idx, self.w, joints)
+        self.pal = rigid_palette(rng, joints=joints).astype(dtype)
         self.out = np.empty_like(self.P)
         self.out_n = np.empty_like(self.N)
 
@@ -347,6 +351,8 @@ def run_size(V, args, notes):
     for K in (1, 8):
         mk = Mesh(V, K, np.float32, seed=K)
         c[f"lbs f32 normals K={K}"] = skinkit_call(mk)
+    # a small palette (SMPL's 24 joints): float32 LBS looks joints up in a table on AVX-512
+    c[f"lbs f32 normals J={SMALL_J}"] = skinkit_call(Mesh(V, 4, np.float32, seed=3, joints=SMALL_J))
     F = args.frames
     pals = rigid_palette(np.random.default_rng(7), F).astype(np.float32)
     bout, bout_n = np.empty((F, V, 3), np.float32), np.empty((F, V, 3), np.float32)
@@ -414,10 +420,12 @@ def ratios(rows):
         "batch_over_frames": r(batch, lbs),
         "positions_only_over_normals": r("lbs f32 positions only", lbs),
         "rigid_over_lbs": r("rigid f32 normals", lbs),
+        "small_palette_over_lbs": r(f"lbs f32 normals J={SMALL_J}", lbs),
         # context for lbs_vs_probe: how near the probe kernels with less work per vertex come
         "lbs_2_threads_vs_probe": r(probe, "lbs f32 normals 2 threads"),
         "positions_only_vs_probe": r(probe, "lbs f32 positions only"),
         "rigid_vs_probe": r(probe, "rigid f32 normals"),
+        "small_palette_vs_probe": r(probe, f"lbs f32 normals J={SMALL_J}"),
     }
     cpus = [k for k in t if k.startswith("lbs f32 normals on cpu ")]
     if len(cpus) == 2:
@@ -523,7 +531,8 @@ def main(argv=None):
     print(f"  context at {V:,}: of the probe's throughput, LBS on 2 threads "
           f"{all_ratios[V]['lbs_2_threads_vs_probe']:.3f}, LBS positions only "
           f"{all_ratios[V]['positions_only_vs_probe']:.3f}, rigid with normals (one joint a "
-          f"vertex, no blend) {all_ratios[V]['rigid_vs_probe']:.3f}")
+          f"vertex, no blend) {all_ratios[V]['rigid_vs_probe']:.3f}, LBS with J = {SMALL_J} "
+          f"{all_ratios[V]['small_palette_vs_probe']:.3f}")
     T = next(V for name, V, _, _ in TARGETS if name == "threads_2_over_1")
     if "threads_2_vs_pinned_cpus" in all_ratios.get(T, {}):
         rt = all_ratios[T]
