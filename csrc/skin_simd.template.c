@@ -1026,6 +1026,8 @@ SK_ALWAYS_INLINE void soa16_joints(__m512i j[4], const char *ip, sk_index_type i
 /* One entry of every lane's blend, sum_k w_k entry[j_k] in lbs16_blend_rows' order, `entry`
  * holding SK_LBS_TABLE_MAX_J = 32 values: two-table permutes.  (With J <= 16, one-table
  * permutes took 0.97x the time at 100k vertices, 1.0x at 1M: not worth a loop of their own.) */
+_Static_assert(SK_LBS_TABLE_MAX_J == 32, "soa16_entry's two-table permutes index 32 joints");
+
 SK_ALWAYS_INLINE __m512 soa16_entry(const float *entry, const __m512 w[4], const __m512i j[4])
 {
     __m512 a = _mm512_setzero_ps();
