@@ -339,6 +339,19 @@ SK_ALWAYS_INLINE ptrdiff_t index_size(sk_index_type t)
     return t == SK_INDEX_U8 ? 1 : t == SK_INDEX_U16 ? 2 : t == SK_INDEX_I64 ? 8 : 4;
 }
 
+/* Indices of 32 bits or fewer (every type but int64): they fit 32-bit lanes. */
+SK_ALWAYS_INLINE int index_narrow(sk_index_type t)
+{
+    return index_size(t) <= 4;
+}
+
+/* Contiguous rows of K narrow indices: vector loads take a block's slots at once. */
+SK_ALWAYS_INLINE int indices_narrow_rows(const sk_influences *in, int K, sk_index_type it)
+{
+    const ptrdiff_t is = index_size(it);
+    return index_narrow(it) && in->indices.row == K * is && in->indices.elem == is;
+}
+
 /* Slots 8 h .. 8 h + 7 of contiguous narrow index rows at ip (offsets_k's first case), as
  * offsets_k computes them. */
 SK_ALWAYS_INLINE __m256i offsets8(const char *ip, int h, sk_index_type it, int64_t n_joints,
@@ -411,9 +424,7 @@ SK_ALWAYS_INLINE void offsets_k(int32_t *off, const sk_influences *in, int64_t v
     const ptrdiff_t is = index_size(it);
     const char *ip = (const char *)in->indices.data + v0 * in->indices.row;
     const uint64_t J = (uint64_t)n_joints;
-    const int narrow = it == SK_INDEX_U8 || it == SK_INDEX_U16 || it == SK_INDEX_U32 ||
-                       it == SK_INDEX_I32;
-    if (narrow && in->indices.row == K * is && in->indices.elem == is) {
+    if (indices_narrow_rows(in, K, it)) {
         /* in 32 bits (J <= SK_SIMD_MAX_JOINTS_K4; a negative int32 wraps to >= J), 16 slots a
          * register on AVX-512, then 8 (left to the compiler, the loop came out scalar in some
          * kernels: a sixth of a DQS call), the rest one by one */
@@ -461,10 +472,7 @@ SK_ALWAYS_INLINE void offsets_k(int32_t *off, const sk_influences *in, int64_t v
  * measured 20% slower in the float64 kernel. */
 SK_ALWAYS_INLINE int offsets4x4_vector(const sk_influences *in, int n, sk_index_type it)
 {
-    const ptrdiff_t is = index_size(it);
-    const int narrow = it == SK_INDEX_U8 || it == SK_INDEX_U16 || it == SK_INDEX_U32 ||
-                       it == SK_INDEX_I32;
-    return n == 4 && narrow && in->indices.row == 4 * is && in->indices.elem == is;
+    return n == 4 && indices_narrow_rows(in, 4, it);
 }
 
 SK_ALWAYS_INLINE void offsets4x4(int32_t *off, const sk_influences *in, int64_t v0, int n,
@@ -827,8 +835,8 @@ SK_ALWAYS_INLINE void lbs16_joints_of(lbs16_joints *jt, const sk_skin_job_f32 *j
  * fewer, offsets that fit 32 bits. */
 SK_ALWAYS_INLINE int rigid_rows_job(const sk_skin_job_f32 *job, sk_index_type it)
 {
-    return (it == SK_INDEX_U8 || it == SK_INDEX_U16 || it == SK_INDEX_U32 || it == SK_INDEX_I32) &&
-           job->rigid_indices.row == index_size(it) && job->n_joints <= SK_SIMD_MAX_JOINTS_K4;
+    return index_narrow(it) && job->rigid_indices.row == index_size(it) &&
+           job->n_joints <= SK_SIMD_MAX_JOINTS_K4;
 }
 
 /* The joints of the 16 vertices from v0, made a block ahead: for rigid skinning (rows) one
@@ -847,6 +855,19 @@ SK_ALWAYS_INLINE void lbs16_joints_ahead(lbs16_joints *jt, const sk_skin_job_f32
                                              v0 * job->rigid_indices.row,
                                          0, it, job->n_joints, SK_LBS_PREPARED_SIZE, &in_range));
     jt->copy = ~(unsigned)in_range & 0xffffu;
+}
+
+/* The packed registers r of a block's outputs given the input rows `in` of the vertices in
+ * `small` (bit i: vertex i, copied through). */
+SK_ALWAYS_INLINE void copy_through48(__m512 r[3], unsigned small, const __m512 in[3])
+{
+    uint64_t copy = 0; /* three bits per vertex: its lanes in the packed output */
+    for (int i = 0; small && i < 16; ++i)
+        if (small >> i & 1) copy |= (uint64_t)7 << (3 * i);
+    if (!copy) return;
+#pragma GCC unroll 3
+    for (int k = 0; k < 3; ++k)
+        r[k] = _mm512_mask_blend_ps((__mmask16)(copy >> (16 * k)), r[k], in[k]);
 }
 
 SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables *tb, int64_t v0,
@@ -915,22 +936,16 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
     }
     small |= sums_to_vertices(sums, 16);
     if (rigid_rows) small |= jt->copy;
-    uint64_t copy = 0; /* three bits per vertex: its lanes in the packed output */
-    for (int i = 0; small && i < 16; ++i)
-        if (small >> i & 1) copy |= (uint64_t)7 << (3 * i);
     __m512 out[3];
-    for (int r = 0; r < 3; ++r) {
-        out[r] = _mm512_permutex2var_ps(yp[r], tb->pack[r], yp[r + 1]);
-        if (copy) out[r] = _mm512_mask_blend_ps((__mmask16)(copy >> (16 * r)), out[r], p[r]);
-    }
+    for (int r = 0; r < 3; ++r) out[r] = _mm512_permutex2var_ps(yp[r], tb->pack[r], yp[r + 1]);
+    copy_through48(out, small, p);
     if (normals) {
         const __m512 inv = lbs16_inv_norms(yn);
         __m512 on[3];
-        for (int r = 0; r < 3; ++r) {
+        for (int r = 0; r < 3; ++r)
             on[r] = _mm512_mul_ps(_mm512_permutex2var_ps(yn[r], tb->pack[r], yn[r + 1]),
                                   _mm512_permutexvar_ps(tb->spread[r], inv));
-            if (copy) on[r] = _mm512_mask_blend_ps((__mmask16)(copy >> (16 * r)), on[r], nv[r]);
-        }
+        copy_through48(on, small, nv);
         if (on_regs) /* the caller streams them (lbs16_blocks) */
             for (int r = 0; r < 3; ++r) on_regs[r] = on[r];
         else
@@ -984,26 +999,31 @@ static void soa16_make_tables(soa16_tables *tb)
     }
 }
 
+/* Three registers from three: out[r] lane l <- lane idx[r][l] of in[0] | in[1] (a two-source
+ * permute), or where bit l of third[r] is set lane idx[r][l] % 16 of in[2]. */
+SK_ALWAYS_INLINE void soa16_permute3(const __m512 in[3], const __m512i idx[3],
+                                     const __mmask16 third[3], __m512 out[3])
+{
+#pragma GCC unroll 3
+    for (int r = 0; r < 3; ++r)
+        out[r] = _mm512_mask_permutexvar_ps(_mm512_permutex2var_ps(in[0], idx[r], in[1]),
+                                            third[r], idx[r], in[2]);
+}
+
 /* The block's 48 packed floats -> x, y, z, one register each. */
 SK_ALWAYS_INLINE void soa16_split(const soa16_tables *tb, const __m512 in[3], __m512 s[3])
 {
-#pragma GCC unroll 3
-    for (int c = 0; c < 3; ++c) {
-        const __m512 lo = _mm512_permutex2var_ps(in[0], tb->split[c], in[1]);
-        s[c] = _mm512_mask_permutexvar_ps(lo, (__mmask16)SK_BITS16(SOA16_SPLIT_HI, c),
-                                          tb->split[c], in[2]);
-    }
+    const __mmask16 hi[3] = {SK_BITS16(SOA16_SPLIT_HI, 0), SK_BITS16(SOA16_SPLIT_HI, 1),
+                             SK_BITS16(SOA16_SPLIT_HI, 2)};
+    soa16_permute3(in, tb->split, hi, s);
 }
 
 /* x, y, z -> the block's 48 packed floats. */
 SK_ALWAYS_INLINE void soa16_join(const soa16_tables *tb, const __m512 s[3], __m512 out[3])
 {
-#pragma GCC unroll 3
-    for (int r = 0; r < 3; ++r) {
-        const __m512 xy = _mm512_permutex2var_ps(s[0], tb->join[r], s[1]);
-        out[r] = _mm512_mask_permutexvar_ps(xy, (__mmask16)SK_BITS16(SOA16_JOIN_Z, r),
-                                            tb->join[r], s[2]);
-    }
+    const __mmask16 z[3] = {SK_BITS16(SOA16_JOIN_Z, 0), SK_BITS16(SOA16_JOIN_Z, 1),
+                            SK_BITS16(SOA16_JOIN_Z, 2)};
+    soa16_permute3(s, tb->join, z, out);
 }
 
 /* Slot k's joints in j[k] (contiguous narrow index rows at ip), an index outside [0, J) as
@@ -1038,19 +1058,6 @@ SK_ALWAYS_INLINE __m512 soa16_entry(const float *entry, const __m512 w[4], const
         a = _mm512_fmadd_ps(w[k], e, a);
     }
     return a;
-}
-
-/* The packed registers r of a block's outputs given the input rows `in` of the vertices in
- * `small` (bit i: vertex i, copied through). */
-SK_ALWAYS_INLINE void soa16_copy(__m512 r[3], unsigned small, const __m512 in[3])
-{
-    uint64_t copy = 0; /* three bits per vertex: its lanes in the packed output */
-    for (int i = 0; small && i < 16; ++i)
-        if (small >> i & 1) copy |= (uint64_t)7 << (3 * i);
-    if (!copy) return;
-#pragma GCC unroll 3
-    for (int k = 0; k < 3; ++k)
-        r[k] = _mm512_mask_blend_ps((__mmask16)(copy >> (16 * k)), r[k], in[k]);
 }
 
 /* lbs16_block for the rows case (K = 4 contiguous float weights, contiguous narrow indices,
@@ -1104,7 +1111,7 @@ SK_ALWAYS_INLINE void soa16_block(const sk_skin_job_f32 *job, const soa16_tables
     }
     __m512 out[3];
     soa16_join(tb, yp, out);
-    soa16_copy(out, small, p);
+    copy_through48(out, small, p);
     if (normals) {
         /* |n|^2 = (x^2 + z^2) + y^2, lbs16_inv_norms' sums */
         const __m512 n2 = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(yn[0], yn[0]),
@@ -1115,7 +1122,7 @@ SK_ALWAYS_INLINE void soa16_block(const sk_skin_job_f32 *job, const soa16_tables
         for (int r = 0; r < 3; ++r) yn[r] = _mm512_mul_ps(yn[r], inv);
         __m512 on[3];
         soa16_join(tb, yn, on);
-        soa16_copy(on, small, nv);
+        copy_through48(on, small, nv);
         if (on_regs) {
 #pragma GCC unroll 3
             for (int r = 0; r < 3; ++r) on_regs[r] = on[r];
@@ -1130,10 +1137,8 @@ SK_ALWAYS_INLINE void soa16_block(const sk_skin_job_f32 *job, const soa16_tables
  * contiguous narrow index rows (the caller checks the rest: lbs16_range's rows). */
 SK_ALWAYS_INLINE int soa16_job(const sk_skin_job_f32 *job, sk_index_type it)
 {
-    const sk_influences *in = &job->influences;
-    const ptrdiff_t is = index_size(it);
-    return job->lbs_table && job->n_joints <= SK_LBS_TABLE_MAX_J && is <= 4 &&
-           in->indices.row == 4 * is && in->indices.elem == is;
+    return job->lbs_table && job->n_joints <= SK_LBS_TABLE_MAX_J &&
+           indices_narrow_rows(&job->influences, 4, it);
 }
 
 /* A partial or strided block of n <= 16 vertices through stack copies. */
@@ -1522,6 +1527,21 @@ SK_ALWAYS_INLINE void lbs8_store(float *out, const __m256 y[4], int stream)
     _mm256_stream_ps(out + 16, r2);
 }
 
+/* lbs8_store of y to out, the vertices in `copy` (rare: weights summing to ~0) given their rows
+ * of `in` instead, read before the store (out may be in: sk.h's in-place form). */
+SK_ALWAYS_INLINE void lbs8_store_copies(float *out, const __m256 y[4], int stream,
+                                        const float *in, int n, unsigned copy)
+{
+    float keep[8][3];
+    if (copy)
+        for (int i = 0; i < n; ++i)
+            if (copy >> i & 1) memcpy(keep[i], in + 3 * i, 3 * sizeof(float));
+    lbs8_store(out, y, stream);
+    if (copy)
+        for (int i = 0; i < n; ++i)
+            if (copy >> i & 1) memcpy(out + 3 * i, keep[i], 3 * sizeof(float));
+}
+
 /* The first half of lbs16_block's work, for n <= 8 vertices of 24 floats (the outputs may hold
  * one float more): the blends, the positions written (copied vertices' kept), and the normals'
  * products left unnormalized in yn[4] (lbs8_normals finishes them); returns the mask of copied
@@ -1573,21 +1593,12 @@ SK_ALWAYS_INLINE unsigned lbs8_front(const sk_skin_job_f32 *job, int64_t v0, int
         }
     }
     copy |= sums_to_vertices(sums, 8);
-    /* Copied vertices (rare): keep their inputs before the store, since out may be positions. */
-    float keep[8][3];
-    if (copy)
-        for (int i = 0; i < n; ++i)
-            if (copy >> i & 1) memcpy(keep[i], pin + 3 * i, 3 * sizeof(float));
-    lbs8_store(pout, yp, stream_p);
-    if (copy)
-        for (int i = 0; i < n; ++i)
-            if (copy >> i & 1) memcpy(pout + 3 * i, keep[i], 3 * sizeof(float));
+    lbs8_store_copies(pout, yp, stream_p, pin, n, copy);
     return copy;
 }
 
 /* The second half: lbs8_front's normals yn (vertex pair h in yn[h]) normalized and written to
- * nout, copied vertices' normals taken from nin (read before the store: nout may be nin, sk.h's
- * in-place form). */
+ * nout, copied vertices' normals taken from nin. */
 SK_ALWAYS_INLINE void lbs8_normals(__m256 yn[4], unsigned copy, int n, const float *nin,
                                    float *nout, int stream_n)
 {
@@ -1606,14 +1617,7 @@ SK_ALWAYS_INLINE void lbs8_normals(__m256 yn[4], unsigned copy, int n, const flo
     yn[1] = _mm256_mul_ps(yn[1], _mm256_permute_ps(inv, _MM_SHUFFLE(1, 1, 1, 1)));
     yn[2] = _mm256_mul_ps(yn[2], _mm256_permute_ps(inv, _MM_SHUFFLE(2, 2, 2, 2)));
     yn[3] = _mm256_mul_ps(yn[3], _mm256_permute_ps(inv, _MM_SHUFFLE(3, 3, 3, 3)));
-    float keep[8][3];
-    if (copy)
-        for (int i = 0; i < n; ++i)
-            if (copy >> i & 1) memcpy(keep[i], nin + 3 * i, 3 * sizeof(float));
-    lbs8_store(nout, yn, stream_n);
-    if (copy)
-        for (int i = 0; i < n; ++i)
-            if (copy >> i & 1) memcpy(nout + 3 * i, keep[i], 3 * sizeof(float));
+    lbs8_store_copies(nout, yn, stream_n, nin, n, copy);
 }
 
 /* Both halves for one block (lbs8_blocks overlaps them across blocks: the same operations). */
@@ -2010,6 +2014,23 @@ SK_ALWAYS_INLINE int lbs4d_copy_rows(__m256d y[4], const double *in, int n, unsi
     return copy != 0;
 }
 
+/* lbs4d_store of y to out the way `mode` says, the vertices in `copy` (weights summing to ~0)
+ * given their rows of `in` instead, read before the store (out may be in: sk.h's in-place
+ * form). */
+SK_ALWAYS_INLINE void lbs4d_store_copies(double *out, __m256d y[4], int mode, rows_pair *pair,
+                                         const double *in, int n, unsigned copy)
+{
+    const int patch = lbs4d_copy_rows(y, in, n, copy, mode);
+    double keep[4][3];
+    if (patch)
+        for (int i = 0; i < n; ++i)
+            if (copy >> i & 1) memcpy(keep[i], in + 3 * i, 3 * sizeof(double));
+    lbs4d_store(out, y, mode, pair);
+    if (patch)
+        for (int i = 0; i < n; ++i)
+            if (copy >> i & 1) memcpy(out + 3 * i, keep[i], 3 * sizeof(double));
+}
+
 /* The first half of lbs4d_block: the four blends and their products; stores the positions
  * (`copy`: copied through) the way `mode` says (lbs4d_store) and leaves the normals in yn, not
  * yet unit length (with normals: nin not NULL); returns the vertices to copy through (bit i). */
@@ -2052,16 +2073,7 @@ SK_ALWAYS_INLINE unsigned lbs4d_front(const sk_skin_job_f64 *job, int64_t v0, in
                 _mm256_mul_pd(c[1], _mm256_broadcast_sd(q + 1)));
         }
     }
-    /* the copies read before the store (out may be the positions themselves) */
-    const int patch = lbs4d_copy_rows(yp, pin, n, copy, mode);
-    double keep[4][3];
-    if (patch)
-        for (int i = 0; i < n; ++i)
-            if (copy >> i & 1) memcpy(keep[i], pin + 3 * i, 3 * sizeof(double));
-    lbs4d_store(pout, yp, mode, pair);
-    if (patch)
-        for (int i = 0; i < n; ++i)
-            if (copy >> i & 1) memcpy(pout + 3 * i, keep[i], 3 * sizeof(double));
+    lbs4d_store_copies(pout, yp, mode, pair, pin, n, copy);
     return copy;
 }
 
@@ -2080,16 +2092,7 @@ SK_ALWAYS_INLINE void lbs4d_normals(const double *nin, double *nout, int n, __m2
     yn[1] = _mm256_mul_pd(yn[1], _mm256_permute4x64_pd(inv, 0x55));
     yn[2] = _mm256_mul_pd(yn[2], _mm256_permute4x64_pd(inv, 0xAA));
     yn[3] = _mm256_mul_pd(yn[3], _mm256_permute4x64_pd(inv, 0xFF));
-    /* the copies read before the store (nout may be nin, sk.h's in-place form) */
-    const int patch = lbs4d_copy_rows(yn, nin, n, copy, mode);
-    double keep[4][3];
-    if (patch)
-        for (int i = 0; i < n; ++i)
-            if (copy >> i & 1) memcpy(keep[i], nin + 3 * i, 3 * sizeof(double));
-    lbs4d_store(nout, yn, mode, pair);
-    if (patch)
-        for (int i = 0; i < n; ++i)
-            if (copy >> i & 1) memcpy(nout + 3 * i, keep[i], 3 * sizeof(double));
+    lbs4d_store_copies(nout, yn, mode, pair, nin, n, copy);
 }
 
 /* As lbs16_block for 4 vertices of doubles; `rigid`: every joint's cofactor is its 3x3
