@@ -781,7 +781,12 @@ SK_ALWAYS_INLINE unsigned small16(const __m512 w[4])
  * 0.94-0.98x the time at 4k and 100k vertices, 0.96-1.0x at 1M (paired A/Bs).  (Row pointers
  * made a block ahead instead of offsets, to save the index register, took 6-11% more time on
  * Zen 5 and 6-10% on Cascade Lake: the pointers are twice the stores and loads, and making
- * them twice the work.) */
+ * them twice the work.)  On the Zen 5 VM, which loads two vectors a cycle whatever their width
+ * (a 512-bit load across a cache line counts twice) and runs two multiply-adds, two cross-lane
+ * permutes and four in-lane shuffles a cycle: with no weights' broadcasts the loop took 0.9x the
+ * time, with no rows' loads 0.8x (standalone copy, 8k vertices); yet the weights from one
+ * 128-bit broadcast and an in-lane permute a slot took 1.02x, each offset by a load of its own
+ * 0.98-1.02x, and the blend summed as two pairs (other bits) 1.02x, paired at 100k and 1M. */
 SK_ALWAYS_INLINE __m512 lbs16_blend_rows(const float *prepared, const int32_t *o, const float *w)
 {
     const float *r0 = prepared + offset_of_pair(o, 0), *r1 = prepared + offset_of_pair(o, 1),
@@ -966,7 +971,11 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
  * same vertices copied).  On Zen 5, float32 LBS with normals (a rigid palette), K = 4, J = 16
  * or 32: 0.77-0.78x the rows' time at 100k vertices, 0.82-0.83x at 1M (paired, same bits).
  * With J = 64 the lookups (two two-table permutes and a select, or two masked permutes) took
- * 1.02-1.08x the rows' time in a standalone copy, so larger palettes keep the rows.
+ * 1.02-1.08x the rows' time in a standalone copy, and blocks by lookups and by rows in turn
+ * 1.08-1.10x, so larger palettes keep the rows.  Nor did lookups in a window of 32 joints
+ * for the blocks of a larger palette whose joints fit one (a real mesh's mostly would) pay:
+ * finding the window (a reduction over the block's joints, made before the block or a block
+ * ahead) took the blocks 1.27-1.33x the time of J = 32's lookups, about the rows' time.
  * ---------------------------------------------------------------------------------------- */
 
 /* Lane l's vertex, and its inverse (the same map). */
@@ -1160,7 +1169,8 @@ SK_ALWAYS_INLINE void lbs16_part(const sk_skin_job_f32 *job, const lbs16_tables 
  * than from cache: the packed loop asks for the inputs of the block SK_PREFETCH_BLOCKS ahead
  * (positions, normals, and K = 4 rows of uint16 joints and float weights; other layouts get
  * part of theirs, which is harmless).  About 8% less time per vertex at 1M vertices, within
- * noise at 100k, on the development machine. */
+ * noise at 100k, on the development machine; 8 or 16 blocks ahead took 0.98-1.0x the time of 4
+ * at 300k and 1M on the Zen 5 VM (noise). */
 #define SK_PREFETCH_BLOCKS 4
 
 SK_ALWAYS_INLINE void lbs16_prefetch(const sk_skin_job_f32 *job, const float *pin,
@@ -2056,6 +2066,10 @@ SK_ALWAYS_INLINE unsigned lbs4d_front(const sk_skin_job_f64 *job, int64_t v0, in
         }
         if (kk != 4 && !(total > 1e-6)) copy |= 1u << i;
     }
+    /* (On Zen 5, the coordinates from two vector loads of the block's 12 and a cross-lane permute
+     * each instead of six broadcast loads a vertex took 0.95x the time cached at 100k vertices
+     * but 1.04x streamed, at 100k and 1M; the products of both halves of the zmm blends at once,
+     * a masked multiply, a blend and one multiply-add, the same bits, took 1.14-1.15x.) */
     __m256d yp[4];
 #pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) {
