@@ -1882,13 +1882,19 @@ SK_ALWAYS_INLINE unsigned small4_f64(const sk_influences *in, int64_t v0, int n)
          * (1e-6 - w < 0 exactly when w > 1e-6) moved to a mask on port 0, where the sums below
          * take eight shuffles on port 5, the port the 512-bit multiply-adds share (on a
          * Cascade Lake Xeon 0.94x the time of float64 LBS, positions only, at 100k and 1M). */
-        const __m512d lim = _mm512_set1_pd(1e-6);
-        const unsigned lo = _mm512_movepi64_mask(
-                           _mm512_castpd_si512(_mm512_sub_pd(lim, _mm512_loadu_pd(w)))),
-                       hi = _mm512_movepi64_mask(
-                           _mm512_castpd_si512(_mm512_sub_pd(lim, _mm512_loadu_pd(w + 8))));
+        const __m512d lim = _mm512_set1_pd(1e-6), w0 = _mm512_loadu_pd(w),
+                      w1 = _mm512_loadu_pd(w + 8);
+        const unsigned lo = _mm512_movepi64_mask(_mm512_castpd_si512(_mm512_sub_pd(lim, w0))),
+                       hi = _mm512_movepi64_mask(_mm512_castpd_si512(_mm512_sub_pd(lim, w1)));
         const unsigned big = lo | hi << 8; /* bit 4 i + k: vertex i's slot k is above 1e-6 */
-        if (((big | big >> 1 | big >> 2 | big >> 3) & 0x1111u) == 0x1111u) return 0;
+        /* Only where no weight is negative or NaN (unvalidated weights reach here through the C
+         * API): else a slot above 1e-6 says nothing of the sum, and this block's answer would
+         * differ from that of a partial block of the same vertices (the loop above), so from
+         * one thread count to another (found by the fuzz lane). */
+        const __m512d zero = _mm512_setzero_pd();
+        const unsigned odd = _mm512_cmp_pd_mask(w0, zero, _CMP_NGE_UQ) |
+                             _mm512_cmp_pd_mask(w1, zero, _CMP_NGE_UQ);
+        if (!odd && ((big | big >> 1 | big >> 2 | big >> 3) & 0x1111u) == 0x1111u) return 0;
     }
 #endif
     const __m256d r0 = _mm256_loadu_pd(w), r1 = _mm256_loadu_pd(w + 4),

@@ -722,6 +722,69 @@ static void case_lbs_in_place_normals(void)
     CHECK(sk_simd_select(before) == SK_OK);
 }
 
+/* Unvalidated weights (the C API skins what it is given): negative or NaN weights, with one slot
+ * above 1e-6, must get the same bits whatever the ranges a call is cut into, since a range's
+ * head and tail go through partial blocks (float64 LBS on AVX-512 once took a block's weights
+ * as sums above 1e-6 from a slot above it, true of validated weights only). */
+static void case_lbs_unvalidated_weights_ranges(void)
+{
+    enum { NV = 13, NJ = 2 };
+    const double pal64[NJ * 12] = {0, -1, 0, 1, 1, 0, 0, 2, 0, 0, 1, 3, /* */
+                                   1, 0, 0, -1, 0, 0, -1, 0, 0, 1, 0, 2};
+    float pal32[NJ * 12];
+    for (int i = 0; i < NJ * 12; ++i) pal32[i] = (float)pal64[i];
+    float prep32[NJ * SK_LBS_PREPARED_SIZE];
+    double prep64[NJ * SK_LBS_PREPARED_SIZE];
+    int64_t bad = -1;
+    CHECK(sk_lbs_prepare_f32(prep32, pal32, NJ, &bad) == SK_OK);
+    CHECK(sk_lbs_prepare_f64(prep64, pal64, NJ, &bad) == SK_OK);
+    float p32[NV * 3], w32[NV * 4], a32[NV * 3], b32[NV * 3];
+    double p64[NV * 3], w64[NV * 4], a64[NV * 3], b64[NV * 3];
+    int32_t idx[NV * 4];
+    for (int v = 0; v < NV; ++v) {
+        for (int c = 0; c < 3; ++c) p64[3 * v + c] = rnd(), p32[3 * v + c] = (float)p64[3 * v + c];
+        for (int k = 0; k < 4; ++k) idx[4 * v + k] = (v + k) % NJ;
+        /* a slot above 1e-6 and a sum at or below it (or NaN) in most vertices */
+        const double w[4][4] = {{0.5, -1, 0, 0}, {0.25, NAN, 0.5, 0}, {0.5, -0.5, 0, 0}, {1, 0, 0, 0}};
+        for (int k = 0; k < 4; ++k) w64[4 * v + k] = w[v % 4][k], w32[4 * v + k] = (float)w[v % 4][k];
+    }
+    const sk_simd before = sk_simd_current();
+    for (int path = SK_SIMD_SCALAR; path <= (int)sk_simd_best(); ++path) {
+        CHECK(sk_simd_select((sk_simd)path) == SK_OK);
+        sk_skin_job_f32 j32;
+        sk_skin_job_f64 j64;
+        memset(&j32, 0, sizeof j32);
+        memset(&j64, 0, sizeof j64);
+        const sk_stream i32s = {idx, 4 * (ptrdiff_t)sizeof(int32_t), sizeof(int32_t)};
+        j32.influences = (sk_influences){i32s, SK_INDEX_I32,
+                                         {w32, 4 * (ptrdiff_t)sizeof(float), sizeof(float)},
+                                         SK_WEIGHT_FLOAT, 4};
+        j64.influences = (sk_influences){i32s, SK_INDEX_I32,
+                                         {w64, 4 * (ptrdiff_t)sizeof(double), sizeof(double)},
+                                         SK_WEIGHT_FLOAT, 4};
+        j32.prepared = prep32, j64.prepared = prep64;
+        j32.n_joints = j64.n_joints = NJ;
+        j32.positions = (sk_stream){p32, 3 * sizeof(float), sizeof(float)};
+        j64.positions = (sk_stream){p64, 3 * sizeof(double), sizeof(double)};
+        for (int split = 1; split < NV; ++split) {
+            j32.out_positions = (sk_stream){a32, 3 * sizeof(float), sizeof(float)};
+            j64.out_positions = (sk_stream){a64, 3 * sizeof(double), sizeof(double)};
+            sk_lbs_f32(&j32, 0, NV);
+            sk_lbs_f64(&j64, 0, NV);
+            j32.out_positions.data = b32, j64.out_positions.data = b64;
+            sk_lbs_f32(&j32, split, NV);
+            sk_lbs_f32(&j32, 0, split);
+            sk_lbs_f64(&j64, split, NV);
+            sk_lbs_f64(&j64, 0, split);
+            for (int i = 0; i < 3 * NV; ++i) {
+                CHECK(memcmp(&a32[i], &b32[i], sizeof(float)) == 0 || (isnan(a32[i]) && isnan(b32[i])));
+                CHECK(memcmp(&a64[i], &b64[i], sizeof(double)) == 0 || (isnan(a64[i]) && isnan(b64[i])));
+            }
+        }
+    }
+    CHECK(sk_simd_select(before) == SK_OK);
+}
+
 int main(void)
 {
     case_validate_parents();
@@ -739,6 +802,7 @@ int main(void)
     case_parallel_for_covers_each_item_once();
     case_lbs_table();
     case_lbs_in_place_normals();
+    case_lbs_unvalidated_weights_ranges();
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;
