@@ -651,6 +651,20 @@ static void case_lbs_table(void)
     CHECK(sk_simd_select(before) == SK_OK);
 }
 
+/* sk_lbs_prepare of the first nj of three rigid joints (a quarter turn about z moved by
+ * (1, 2, 3), a quarter turn about x moved by (-1, 0, 2), the identity), float32 and float64. */
+static void lbs_prepare_rigid3(float *prep32, double *prep64, int nj)
+{
+    const double pal64[3 * 12] = {0, -1, 0, 1, 1, 0, 0, 2, 0, 0, 1, 3, /* */
+                                  1, 0, 0, -1, 0, 0, -1, 0, 0, 1, 0, 2, /* */
+                                  1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
+    float pal32[3 * 12];
+    for (int i = 0; i < 3 * 12; ++i) pal32[i] = (float)pal64[i];
+    int64_t bad = -1;
+    CHECK(sk_lbs_prepare_f32(prep32, pal32, nj, &bad) == SK_OK);
+    CHECK(sk_lbs_prepare_f64(prep64, pal64, nj, &bad) == SK_OK);
+}
+
 /* sk.h's in-place form for normals too: out_normals = normals, with vertices copied through
  * (weights summing to 0) in whole blocks and the tail, on every path, K = 4 and 3, float32 and
  * float64: the same values as into separate outputs (the AVX2 kernels once wrote a block's
@@ -658,16 +672,9 @@ static void case_lbs_table(void)
 static void case_lbs_in_place_normals(void)
 {
     enum { NV = 21, NJ = 3 };
-    const double pal64[NJ * 12] = {0, -1, 0, 1, 1, 0, 0, 2, 0, 0, 1, 3, /* */
-                                   1, 0, 0, -1, 0, 0, -1, 0, 0, 1, 0, 2, /* */
-                                   1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
-    float pal32[NJ * 12];
-    for (int i = 0; i < NJ * 12; ++i) pal32[i] = (float)pal64[i];
     float prep32[NJ * SK_LBS_PREPARED_SIZE];
     double prep64[NJ * SK_LBS_PREPARED_SIZE];
-    int64_t bad = -1;
-    CHECK(sk_lbs_prepare_f32(prep32, pal32, NJ, &bad) == SK_OK);
-    CHECK(sk_lbs_prepare_f64(prep64, pal64, NJ, &bad) == SK_OK);
+    lbs_prepare_rigid3(prep32, prep64, NJ);
     const sk_simd before = sk_simd_current();
     for (int path = SK_SIMD_SCALAR; path <= (int)sk_simd_best(); ++path)
         for (int K = 3; K <= 4; ++K) {
@@ -729,15 +736,9 @@ static void case_lbs_in_place_normals(void)
 static void case_lbs_unvalidated_weights_ranges(void)
 {
     enum { NV = 13, NJ = 2 };
-    const double pal64[NJ * 12] = {0, -1, 0, 1, 1, 0, 0, 2, 0, 0, 1, 3, /* */
-                                   1, 0, 0, -1, 0, 0, -1, 0, 0, 1, 0, 2};
-    float pal32[NJ * 12];
-    for (int i = 0; i < NJ * 12; ++i) pal32[i] = (float)pal64[i];
     float prep32[NJ * SK_LBS_PREPARED_SIZE];
     double prep64[NJ * SK_LBS_PREPARED_SIZE];
-    int64_t bad = -1;
-    CHECK(sk_lbs_prepare_f32(prep32, pal32, NJ, &bad) == SK_OK);
-    CHECK(sk_lbs_prepare_f64(prep64, pal64, NJ, &bad) == SK_OK);
+    lbs_prepare_rigid3(prep32, prep64, NJ);
     float p32[NV * 3], w32[NV * 4], a32[NV * 3], b32[NV * 3];
     double p64[NV * 3], w64[NV * 4], a64[NV * 3], b64[NV * 3];
     int32_t idx[NV * 4];
