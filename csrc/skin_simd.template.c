@@ -741,6 +741,17 @@ SK_ALWAYS_INLINE void store48(float *p, const __m512 r[3], int stream)
 
 
 
+/* A block's normals: stored, or left in on_regs for the caller to stream (lbs16_blocks). */
+SK_ALWAYS_INLINE void put_normals48(float *nout, const __m512 on[3], __m512 *on_regs)
+{
+    if (on_regs) {
+#pragma GCC unroll 3
+        for (int r = 0; r < 3; ++r) on_regs[r] = on[r];
+    } else {
+        store48(nout, on, 0);
+    }
+}
+
 /* Four registers of four 4-float blocks: element k of block b of register g <-> element g of
  * block b of register k (its own inverse).  Four rows of 4 per register (one vertex's slots)
  * become one register per slot, vertex 4 q + b in lane 4 b + q. */
@@ -951,10 +962,7 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
             on[r] = _mm512_mul_ps(_mm512_permutex2var_ps(yn[r], tb->pack[r], yn[r + 1]),
                                   _mm512_permutexvar_ps(tb->spread[r], inv));
         copy_through48(on, small, nv);
-        if (on_regs) /* the caller streams them (lbs16_blocks) */
-            for (int r = 0; r < 3; ++r) on_regs[r] = on[r];
-        else
-            store48(nout, on, 0);
+        put_normals48(nout, on, on_regs);
     }
     store48(pout, out, stream_p);
 }
@@ -1132,12 +1140,7 @@ SK_ALWAYS_INLINE void soa16_block(const sk_skin_job_f32 *job, const soa16_tables
         __m512 on[3];
         soa16_join(tb, yn, on);
         copy_through48(on, small, nv);
-        if (on_regs) {
-#pragma GCC unroll 3
-            for (int r = 0; r < 3; ++r) on_regs[r] = on[r];
-        } else {
-            store48(nout, on, 0);
-        }
+        put_normals48(nout, on, on_regs);
     }
     store48(pout, out, stream_p);
 }
@@ -1246,6 +1249,13 @@ SK_ALWAYS_INLINE void shift_end(shift_stream *s, float *at)
  * non-temporal ones, aligned like the positions' or through shift_stream. */
 enum { NORMALS_STORED, NORMALS_STREAMED, NORMALS_SHIFTED };
 
+/* Whether the block loop makes each block's joints a block ahead (lbs16_joints_ahead): K = 4
+ * and 8, and rigid skinning by rows, unless the lookups (`soa`) read the joints themselves. */
+SK_ALWAYS_INLINE int lbs16_ahead(int soa, int64_t kk, int rows)
+{
+    return !soa && (kk == 4 || kk == 8 || (kk == SIMD_RIGID && rows));
+}
+
 /* The whole blocks of [v, end): jt[0] holds the first block's joints (K = 4 and 8); `ns`: the
  * shift_stream of NORMALS_SHIFTED.  `nmode`, `normals`, `rigid`, `rows` (K = 4 rows blended
  * by groups, see lbs16_block) and `soa` (the rows by soa16_block's lookups) are constants where the caller names them.  Returns the first vertex left. */
@@ -1257,7 +1267,7 @@ SK_ALWAYS_INLINE int64_t lbs16_blocks(const sk_skin_job_f32 *job, const lbs16_ta
                                       const int rows, const int soa, sk_index_type it,
                                       int64_t kk, sk_weight_type wt)
 {
-    const int ahead = !soa && (kk == 4 || kk == 8 || (kk == SIMD_RIGID && rows));
+    const int ahead = lbs16_ahead(soa, kk, rows);
     for (int b = 0; v + 16 <= end; v += 16, b ^= 1) {
         if (stream && v + 16 * SK_PREFETCH_BLOCKS + 16 <= end)
             lbs16_prefetch(job, pin, nin, v + 16 * SK_PREFETCH_BLOCKS);
@@ -1348,7 +1358,7 @@ SK_ALWAYS_INLINE void lbs16_range(const sk_skin_job_f32 *job, int64_t begin, int
     const int soa = rows && kk == 4 && soa16_job(job, it);
     soa16_tables st;
     if (soa) soa16_make_tables(&st);
-    const int ahead = !soa && (kk == 4 || kk == 8 || (kk == SIMD_RIGID && rows));
+    const int ahead = lbs16_ahead(soa, kk, rows);
     lbs16_joints jt[2];
     if (ahead && v + 16 <= end) lbs16_joints_ahead(&jt[0], job, v, it, kk);
     /* the common cases compiled with their flags constant (7% less time at 100k vertices than
