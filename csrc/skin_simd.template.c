@@ -1169,11 +1169,14 @@ SK_ALWAYS_INLINE void lbs16_part(const sk_skin_job_f32 *job, const lbs16_tables 
 
 
 /* Calls big enough for non-temporal stores (job->stream) read their inputs from memory rather
- * than from cache: the packed loop asks for the inputs of the block SK_PREFETCH_BLOCKS ahead
- * (positions, normals, and K = 4 rows of uint16 joints and float weights; other layouts get
- * part of theirs, which is harmless).  About 8% less time per vertex at 1M vertices, within
- * noise at 100k, on the development machine; 8 or 16 blocks ahead took 0.98-1.0x the time of 4
- * at 300k and 1M on the Zen 5 VM (noise). */
+ * than from cache: the packed loop of K = 4 asks for the inputs of the block SK_PREFETCH_BLOCKS
+ * ahead (positions, normals, and K = 4 rows of uint16 joints and float weights; other index
+ * and weight layouts get part of theirs).  About 8% less time per vertex at 1M vertices, within
+ * noise at 100k, on the development machine (Cascade Lake, an earlier form of the loop); on the
+ * Zen 5 VM 1-4% at 1M for J = 64 and J = 24 with normals and for positions only, while K = 8
+ * took 0.91-0.94x and rigid skinning 0.97x the time without it (paired, 1M vertices), so those loops
+ * leave it to the hardware.  8 or 16 blocks ahead took 0.98-1.0x the time of 4 at 300k and 1M
+ * on the Zen 5 VM (noise). */
 #define SK_PREFETCH_BLOCKS 4
 
 SK_ALWAYS_INLINE void lbs16_prefetch(const sk_skin_job_f32 *job, const float *pin,
@@ -1184,7 +1187,6 @@ SK_ALWAYS_INLINE void lbs16_prefetch(const sk_skin_job_f32 *job, const float *pi
         _mm_prefetch((const char *)(pin + 3 * u) + 64 * l, _MM_HINT_T0);
         if (nin) _mm_prefetch((const char *)(nin + 3 * u) + 64 * l, _MM_HINT_T0);
     }
-    if (!in->weights.data) return; /* rigid skinning: its one index per vertex streams well */
     for (int l = 0; l < 4; ++l)
         _mm_prefetch((const char *)in->weights.data + u * in->weights.row + 64 * l, _MM_HINT_T0);
     for (int l = 0; l < 2; ++l)
@@ -1269,7 +1271,7 @@ SK_ALWAYS_INLINE int64_t lbs16_blocks(const sk_skin_job_f32 *job, const lbs16_ta
 {
     const int ahead = lbs16_ahead(soa, kk, rows);
     for (int b = 0; v + 16 <= end; v += 16, b ^= 1) {
-        if (stream && v + 16 * SK_PREFETCH_BLOCKS + 16 <= end)
+        if (kk == 4 && stream && v + 16 * SK_PREFETCH_BLOCKS + 16 <= end)
             lbs16_prefetch(job, pin, nin, v + 16 * SK_PREFETCH_BLOCKS);
         if (ahead && v + 32 <= end) lbs16_joints_ahead(&jt[b ^ 1], job, v + 16, it, kk);
         __m512 on[3];
@@ -2179,10 +2181,11 @@ SK_ALWAYS_INLINE int64_t lbs4d_blocks(const sk_skin_job_f64 *job, int64_t v, int
     const int mode_p = stream ? ROWS_STREAM : ROWS_CACHED;
     const int mode_n = stream_n ? ROWS_STREAM : ROWS_CACHED;
     for (int b = 0; v + 4 <= end; v += 4, b ^= 1) {
-        /* big calls: the weights (32 bytes a vertex) 64 vertices ahead, 2-3% at 1M; also
+        /* big calls, K = 4: the weights (32 bytes a vertex) 64 vertices ahead, 2-3% at 1M; also
          * prefetching the positions and normals (64-512 vertices ahead), or the indices,
-         * measured slower or within noise (Zen 5, the Xeon; 2-4% faster in one Zen 3 run) */
-        if (stream && in->weights.data && v + 4 + 64 <= end)
+         * measured slower or within noise (Zen 5, the Xeon; 2-4% faster in one Zen 3 run).
+         * K = 8 took 0.99x the time without (Zen 5, paired, 1M). */
+        if (kk == 4 && stream && in->weights.data && v + 4 + 64 <= end)
             for (int l = 0; l < 2; ++l)
                 _mm_prefetch((const char *)in->weights.data + (v + 64) * in->weights.row + 64 * l,
                              _MM_HINT_T0);
