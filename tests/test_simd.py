@@ -262,14 +262,15 @@ def test_paths_agree(path, unit_rows, influences, random_palette):
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", FLOATS)
-@pytest.mark.parametrize("method", ["lbs", "dqs", "rigid"])
-def test_threads_and_ranges_do_not_change_bits(path, dtype, method, unit_rows, influences,
+@pytest.mark.parametrize("method, K", [("lbs", 4), ("lbs", 8), ("dqs", 4), ("dqs", 8),
+                                       ("rigid", 1)])
+def test_threads_and_ranges_do_not_change_bits(path, dtype, method, K, unit_rows, influences,
                                                random_palette):
     rng = np.random.default_rng(3)
     V, J = 4133, 30
     P = rng.normal(size=(V, 3)).astype(dtype)
     N = unit_rows(rng, V).astype(dtype)
-    idx, w = influences(rng, V, J, 4, np.uint16, dtype, zero_rows=[3, V - 2])
+    idx, w = influences(rng, V, J, K, np.uint16, dtype, zero_rows=[3, V - 2])
     pal = random_palette(rng, J)
     if method == "rigid":
         run = lambda s, t: sk.rigid(P[s:], idx[s:, 0], pal, normals=N[s:], threads=t)
@@ -413,15 +414,19 @@ TINY_ROWS = [[0.4e-6] * 4, [0.2e-6] * 4, [0.9e-6, 0, 0, 0], [0.5e-6, 0.5e-6, 0.5
 
 
 def _tiny_weights(idx, w, starts):
-    """Write TINY_ROWS (valid joints under every slot) from each row in ``starts``."""
+    """Write TINY_ROWS (valid joints under every slot; zero weights in slots after the fourth)
+    from each row in ``starts``."""
+    K = w.shape[1]
     for s in starts:
-        w[s:s + len(TINY_ROWS)] = TINY_ROWS
-        idx[s:s + len(TINY_ROWS)] = np.arange(1, 5)
+        w[s:s + len(TINY_ROWS)] = 0
+        w[s:s + len(TINY_ROWS), :4] = TINY_ROWS
+        idx[s:s + len(TINY_ROWS)] = np.arange(1, K + 1) % 8
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("method", ["lbs", "dqs"])
-def test_weights_near_the_copy_threshold(path, dtype, method, unit_rows, influences,
+@pytest.mark.parametrize("K", [4, 8])
+def test_weights_near_the_copy_threshold(path, dtype, method, K, unit_rows, influences,
                                          random_palette, assert_skin_close):
     """Sums above 1e-6 skinned (even with no single weight above it), others copied, in blocks
     of every position: the same decisions as the reference's."""
@@ -429,7 +434,7 @@ def test_weights_near_the_copy_threshold(path, dtype, method, unit_rows, influen
     V, J = 203, 8
     P = rng.normal(size=(V, 3)).astype(dtype)
     N = unit_rows(rng, V).astype(dtype)
-    idx, w = influences(rng, V, J, 4, np.uint16, dtype)
+    idx, w = influences(rng, V, J, K, np.uint16, dtype)
     _tiny_weights(idx, w, [0, 13, 40, 64, 99, V - 8])
     pal = random_palette(rng, J)
     got_p, got_n = getattr(sk, method)(P, idx, w, pal, normals=N)
