@@ -782,11 +782,17 @@ SK_ALWAYS_INLINE unsigned lanes_to_vertices16(unsigned lanes)
 /* Bit i set for each of 16 vertices whose weights sum to <= 1e-6 (or NaN), from their slots
  * w[k] (transpose_blocks16's layout): the sums ((w0 + w1) + w2) + w3, the same operations in
  * the same order as the per-slot loops, so the same decisions. */
-SK_ALWAYS_INLINE unsigned small16(const __m512 w[4])
+SK_ALWAYS_INLINE unsigned small16_k(const __m512 *w, int K)
 {
-    const __m512 t = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(w[0], w[1]), w[2]), w[3]);
+    __m512 t = w[0];
+    for (int k = 1; k < K; ++k) t = _mm512_add_ps(t, w[k]);
     return lanes_to_vertices16(
         ~(unsigned)_mm512_cmp_ps_mask(t, _mm512_set1_ps(1e-6f), _CMP_GT_OQ) & 0xffffu);
+}
+
+SK_ALWAYS_INLINE unsigned small16(const __m512 w[4])
+{
+    return small16_k(w, 4);
 }
 
 /* One vertex's blend in the common case (glTF's layout, a rigid palette): K = 4 contiguous
@@ -2661,9 +2667,10 @@ SK_ALWAYS_INLINE void dqs_quats_make(dqs_quats *t, const float *prepared, int64_
 }
 
 #ifdef __AVX512F__
-/* K = 4 contiguous float weights on AVX-512: the weight sums, pivots, hemisphere signs and
- * signed weights of 16 vertices at once in registers (dqs16_stage), so that each vertex's
- * blend is four multiply-adds of a broadcast weight.  The same decisions and products as
+/* K = 4 or 8 contiguous float weights on AVX-512: the weight sums, pivots, hemisphere signs
+ * and signed weights of 16 vertices at once in registers (dqs16_stage), so that each vertex's
+ * blend is four (eight) multiply-adds of a broadcast weight.  (K = 8 came here later: 0.61-0.62x
+ * the time of dqs8_blend's vertex-by-vertex staging at 10k-1M vertices, same bits; Zen 5.)  The same decisions and products as
  * dqs8_blend: the pivot is the largest weight, ties to the smallest joint; the sign is
  * sign[pivot][joint] (a bit table here, looked up by permutes); a weight times -1 is its sign
  * bit flipped. */
@@ -2691,39 +2698,59 @@ SK_ALWAYS_INLINE void dqs16_sign_bits(dqs16_signs *sb, const sk_skin_job_f32 *jo
 }
 
 typedef struct {
-    __m512 ws[4];          /* slot k's signed weight of vertex i in lane 4 (i % 4) + i / 4 */
-    int32_t off[64];       /* the joints, vertex-major (offsets_k) */
-    const float *row[64];  /* their dual quaternions, in the range's dqs_quats */
+    __m512 ws[8];          /* slot k's signed weight of vertex i in lane 4 (i % 4) + i / 4 */
+    int32_t off[128];      /* the joints, vertex-major (offsets_k) */
+    const float *row[128]; /* their dual quaternions, in the range's dqs_quats */
     unsigned copy;         /* vertices whose weights sum to <= 1e-6 (or NaN) */
 } dqs16_stage;
 
+/* Sixteen vertices' K = 4 slots (vertex-major, four vertices a register) -> one register a
+ * slot, vertex i in lane 4 (i % 4) + i / 4; K = 8 (two vertices a register): each register's
+ * halves of slots 0-3 and 4-7 gathered by 128-bit blocks first, then the same. */
+SK_ALWAYS_INLINE void slots16(__m512 *r, int K)
+{
+    if (K == 8) {
+        __m512 a[4], b[4];
+        for (int q = 0; q < 4; ++q) {
+            a[q] = _mm512_shuffle_f32x4(r[2 * q], r[2 * q + 1], _MM_SHUFFLE(2, 0, 2, 0));
+            b[q] = _mm512_shuffle_f32x4(r[2 * q], r[2 * q + 1], _MM_SHUFFLE(3, 1, 3, 1));
+        }
+        for (int q = 0; q < 4; ++q) r[q] = a[q], r[4 + q] = b[q];
+        transpose_blocks16(r + 4);
+    }
+    transpose_blocks16(r);
+}
+
 SK_ALWAYS_INLINE void dqs16_stage_make(dqs16_stage *st, const sk_skin_job_f32 *job, int64_t v0,
                                        sk_index_type it, const dqs16_signs *sb,
-                                       const dqs_quats *qt)
+                                       const dqs_quats *qt, const int K)
 {
-    offsets_k(st->off, &job->influences, v0, 16, it, job->n_joints, 1, 4);
+    offsets_k(st->off, &job->influences, v0, 16, it, job->n_joints, 1, K);
     const __m512i base = _mm512_set1_epi64((int64_t)(uintptr_t)qt->q[0]);
-    for (int g = 0; g < 8; ++g) /* row = q[0] + 32 bytes x joint */
+    for (int g = 0; g < 2 * K; ++g) /* row = q[0] + 32 bytes x joint */
         _mm512_storeu_si512((void *)(st->row + 8 * g),
                             _mm512_add_epi64(base, _mm512_slli_epi64(_mm512_cvtepi32_epi64(
                                 _mm256_loadu_si256((const __m256i *)(st->off + 8 * g))), 5)));
-    const float *wp = (const float *)job->influences.weights.data + 4 * v0;
-    __m512 w[4], jf[4];
-    for (int g = 0; g < 4; ++g) {
+    const float *wp = (const float *)job->influences.weights.data + K * v0;
+    __m512 w[8], jf[8];
+    for (int g = 0; g < K; ++g) {
         w[g] = _mm512_loadu_ps(wp + 16 * g);
         jf[g] = _mm512_castsi512_ps(_mm512_loadu_si512(st->off + 16 * g));
     }
-    transpose_blocks16(w);
-    transpose_blocks16(jf);
-    __m512i j[4];
-    for (int k = 0; k < 4; ++k) j[k] = _mm512_castps_si512(jf[k]);
-    st->copy = small16(w); /* dqs8_blend's sums */
+    slots16(w, K);
+    slots16(jf, K);
+    __m512i j[8];
+    for (int k = 0; k < K; ++k) j[k] = _mm512_castps_si512(jf[k]);
+    st->copy = small16_k(w, K); /* dqs8_blend's sums */
     /* the pivot: the smallest joint among the slots holding the largest weight; slot 0's
      * joint where none compares equal (NaN weights: such a vertex is copied) */
-    const __m512 top = _mm512_max_ps(_mm512_max_ps(w[0], w[1]), _mm512_max_ps(w[2], w[3]));
+    __m512 top = _mm512_max_ps(_mm512_max_ps(w[0], w[1]), _mm512_max_ps(w[2], w[3]));
+    if (K == 8)
+        top = _mm512_max_ps(top, _mm512_max_ps(_mm512_max_ps(w[4], w[5]),
+                                               _mm512_max_ps(w[6], w[7])));
     const __m512i none = _mm512_set1_epi32(INT32_MAX);
     __m512i pivot = none;
-    for (int k = 0; k < 4; ++k)
+    for (int k = 0; k < K; ++k)
         pivot = _mm512_min_epi32(pivot, _mm512_mask_mov_epi32(
                                             none, _mm512_cmp_ps_mask(w[k], top, _CMP_EQ_OQ), j[k]));
     pivot = _mm512_mask_mov_epi32(pivot, _mm512_cmpeq_epi32_mask(pivot, none), j[0]);
@@ -2735,7 +2762,7 @@ SK_ALWAYS_INLINE void dqs16_stage_make(dqs16_stage *st, const sk_skin_job_f32 *j
                                              upper, _mm512_permutex2var_epi32(sb->lo[2], pivot, sb->lo[3]));
     const __m512i hi = _mm512_mask_mov_epi32(_mm512_permutex2var_epi32(sb->hi[0], pivot, sb->hi[1]),
                                              upper, _mm512_permutex2var_epi32(sb->hi[2], pivot, sb->hi[3]));
-    for (int k = 0; k < 4; ++k) { /* a shift by 32 or more (or "negative") gives 0 */
+    for (int k = 0; k < K; ++k) { /* a shift by 32 or more (or "negative") gives 0 */
         const __m512i bit = _mm512_or_si512(_mm512_srlv_epi32(lo, j[k]),
                                             _mm512_srlv_epi32(hi, _mm512_sub_epi32(j[k], n32)));
         st->ws[k] = _mm512_xor_ps(w[k], _mm512_castsi512_ps(_mm512_slli_epi32(bit, 31)));
@@ -2745,18 +2772,20 @@ SK_ALWAYS_INLINE void dqs16_stage_make(dqs16_stage *st, const sk_skin_job_f32 *j
 /* Vertices 8 h .. 8 h + 7 of a stage: dqs8_blend's multiply-adds; returns their copy bits.
  * Each weight is broadcast from its register by a permute: stored with the stage and loaded
  * back right after, the weights missed store forwarding (4-6% of a call at 100k and 1M). */
-SK_ALWAYS_INLINE unsigned dqs16_blends(__m256 q[8], const dqs16_stage *st, int h)
+SK_ALWAYS_INLINE unsigned dqs16_blends(__m256 q[8], const dqs16_stage *st, int h, const int K)
 {
 #pragma GCC unroll 8
     for (int i = 0; i < 8; ++i) {
         const int v = 8 * h + i, lane = 4 * (v & 3) + v / 4;
-        __m256 acc = _mm256_setzero_ps();
-        for (int k = 0; k < 4; ++k) {
+        /* K = 8: even and odd slots in two sums, as dqs8_blend */
+        __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+        for (int k = 0; k < K; ++k) {
             const __m512 w = _mm512_permutexvar_ps(_mm512_set1_epi32(lane), st->ws[k]);
-            acc = _mm256_fmadd_ps(_mm512_castps512_ps256(w), _mm256_load_ps(st->row[4 * v + k]),
-                                  acc);
+            const int a = K == 8 ? k & 1 : 0;
+            acc[a] = _mm256_fmadd_ps(_mm512_castps512_ps256(w),
+                                     _mm256_load_ps(st->row[K * v + k]), acc[a]);
         }
-        q[i] = acc;
+        q[i] = K == 8 ? _mm256_add_ps(acc[0], acc[1]) : acc[0];
     }
     return st->copy >> (8 * h) & 0xffu;
 }
@@ -3074,7 +3103,7 @@ SK_ALWAYS_INLINE void dqs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
         float *pout = (float *)job->out_positions.data;
         float *nout = (float *)job->out_normals.data;
 #ifdef __AVX512F__
-        if (kk == 4 && sign && weights_packed4(&job->influences, 4)) {
+        if ((kk == 4 || kk == 8) && sign && weights_packed(&job->influences, (int)kk, 4)) {
             dqs16_signs sb;
             dqs_quats qt;
             dqs16_sign_bits(&sb, job, sign);
@@ -3092,9 +3121,15 @@ SK_ALWAYS_INLINE void dqs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
             const int sn = stream && normals && ((uintptr_t)(nout + 3 * v) & 63) == 0;
             for (; v + 16 <= end; v += 16) {
                 dqs16_stage st;
-                dqs16_stage_make(&st, job, v, it, &sb, &qt);
                 __m256 q[16];
-                const unsigned copy = dqs16_blends(q, &st, 0) | dqs16_blends(q + 8, &st, 1) << 8;
+                unsigned copy;
+                if (kk == 8) {
+                    dqs16_stage_make(&st, job, v, it, &sb, &qt, 8);
+                    copy = dqs16_blends(q, &st, 0, 8) | dqs16_blends(q + 8, &st, 1, 8) << 8;
+                } else {
+                    dqs16_stage_make(&st, job, v, it, &sb, &qt, 4);
+                    copy = dqs16_blends(q, &st, 0, 4) | dqs16_blends(q + 8, &st, 1, 4) << 8;
+                }
                 dqs16_finish(&tb, q, copy, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
                              normals ? nout + 3 * v : NULL, stream, sn);
             }

@@ -180,7 +180,8 @@ def test_dqs_many_joints_and_scaled_palettes(path, dtype, influences, random_pal
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("joints", [(0, 1, 2), (5, 36, 33), (40, 2, 7)])
-def test_dqs_tie_goes_to_the_smallest_joint(path, dtype, joints, random_palette,
+@pytest.mark.parametrize("K", [4, 8])
+def test_dqs_tie_goes_to_the_smallest_joint(path, dtype, joints, K, random_palette,
                                             assert_skin_close):
     """Two slots holding the largest weight: the pivot is the smaller joint (DESIGN.md section
     2).  Here it decides the result, not only its rounding: joints b and c (rotations of +-100
@@ -193,12 +194,12 @@ def test_dqs_tie_goes_to_the_smallest_joint(path, dtype, joints, random_palette,
     for j, angle in ((a, 0.0), (b, 1.745), (c, -1.745)):
         pal[j, :3, :3] = tf.rotvec([0.0, 0.0, angle])[:3, :3]
     P = rng.normal(size=(V, 3)) * 3
-    idx = np.empty((V, 4), np.uint16)
-    w = np.empty((V, 4), dtype)
+    idx = np.empty((V, K), np.uint16)
+    w = np.empty((V, K), dtype)
     for v in range(V):
-        order = rng.permutation(4)
-        idx[v, order] = [a, b, c, rng.integers(J)]
-        w[v, order] = [0.25, 0.375, 0.375, 0.0]
+        order = rng.permutation(K)
+        idx[v, order] = [a, b, c, *rng.integers(J, size=K - 3)]
+        w[v, order] = [0.25, 0.375, 0.375] + [0.0] * (K - 3)
     got = sk.dqs(P.astype(dtype), idx, w, pal)
     assert_skin_close(got, ref.dqs(P, idx, w, pal), P, pal, TOL[dtype])
     # the other pivot gives another result: a tie rule that picks it fails above
