@@ -2341,7 +2341,9 @@ SK_ALWAYS_INLINE void lbs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
         /* with normals, pairs of blocks (streamed or cached); positions only, lbs4d_blocks */
         const int shift_n = normals && ((uintptr_t)(nout + 3 * v) & 63) != 0;
         /* a rigid palette with K = 4 contiguous weights (the common case) reads the weights at
-         * offsets the compiler knows: 0.96x the time at 10k-1M on Zen 5 (paired, same bits) */
+         * offsets the compiler knows: 0.94-0.96x the time at 10k-1M on Zen 5 (paired, same
+         * bits).  (The three rigid calls of each kind as one helper taking `wpk` compiled to a
+         * loop that took 1.04-1.07x this one's time at 10k-100k, hence the calls spelled out.) */
         const int wpk = kk == 4 && rigid && weights_packed4(&job->influences, 8);
         if (stream && wpk && shift_n)
             v = lbs4d_pairs(job, v, end, pin, nin, pout, nout, 1, 1, 0, it, kk, wt, 1);
