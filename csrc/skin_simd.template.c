@@ -1203,9 +1203,9 @@ SK_ALWAYS_INLINE void lbs16_part(const sk_skin_job_f32 *job, const lbs16_tables 
  * and weight layouts get part of theirs).  About 8% less time per vertex at 1M vertices, within
  * noise at 100k, on the development machine (Cascade Lake, an earlier form of the loop); on the
  * Zen 5 VM 1-4% at 1M for J = 64 and J = 24 with normals and for positions only, while K = 8
- * took 0.91-0.94x and rigid skinning 0.97x the time without it (paired, 1M vertices), so those loops
- * leave it to the hardware.  8 or 16 blocks ahead took 0.98-1.0x the time of 4 at 300k and 1M
- * on the Zen 5 VM (noise). */
+ * took 0.91-0.94x and rigid skinning 0.97x the time without it (paired, 1M vertices), so those
+ * loops leave it to the hardware.  8 or 16 blocks ahead took 0.98-1.0x the time of 4 at 300k
+ * and 1M on the Zen 5 VM (noise). */
 #define SK_PREFETCH_BLOCKS 4
 
 SK_ALWAYS_INLINE void lbs16_prefetch(const sk_skin_job_f32 *job, const float *pin,
@@ -2682,11 +2682,11 @@ SK_ALWAYS_INLINE void dqs_quats_make(dqs_quats *t, const float *prepared, int64_
 #ifdef __AVX512F__
 /* K = 4 or 8 contiguous float weights on AVX-512: the weight sums, pivots, hemisphere signs
  * and signed weights of 16 vertices at once in registers (dqs16_stage), so that each vertex's
- * blend is four (eight) multiply-adds of a broadcast weight.  (K = 8 came here later: 0.61-0.62x
- * the time of dqs8_blend's vertex-by-vertex staging at 10k-1M vertices, same bits; Zen 5.)  The same decisions and products as
- * dqs8_blend: the pivot is the largest weight, ties to the smallest joint; the sign is
- * sign[pivot][joint] (a bit table here, looked up by permutes); a weight times -1 is its sign
- * bit flipped. */
+ * blend is four (eight) multiply-adds of a broadcast weight.  (K = 8 came here later:
+ * 0.61-0.62x the time of dqs8_blend's vertex-by-vertex staging at 10k-1M vertices, same bits;
+ * Zen 5.)  The same decisions and products as dqs8_blend: the pivot is the largest weight,
+ * ties to the smallest joint; the sign is sign[pivot][joint] (a bit table here, looked up by
+ * permutes); a weight times -1 is its sign bit flipped. */
 typedef struct {
     __m512i lo[4], hi[4]; /* bit j of pivot p's row (sign -1): lo[p / 16] lane p % 16 for
                            * j < 32, hi for j >= 32 */
