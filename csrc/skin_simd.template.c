@@ -146,7 +146,7 @@ SK_ALWAYS_INLINE double simd_weight_f64(const char *p, sk_weight_type t)
  *     through a switch;
  *   - LBS also K = 8 with float weights (glTF's JOINTS_0 and JOINTS_1), uint16, uint8 and
  *     int32: its slot loop unrolled takes about half the time of the loop that reads K from
- *     the job; so does float32 DQS, with a K = 8 blend of its own (unrolled, the loop for any
+ *     the job; so does DQS, with a K = 8 blend of its own (unrolled, the loop for any
  *     K was slower for DQS and CoR: their per-slot chains are longer);
  *   - rigid skinning (the LBS range functions with kk = SIMD_RIGID): uint16, and the others;
  *   - anything else: kk = 0 (K read from the job), index and weight types read at run time.
@@ -184,8 +184,8 @@ SK_ALWAYS_INLINE double simd_weight_f64(const char *p, sk_weight_type t)
             fn(job, begin, end, it_, 4, SK_WEIGHT_FLOAT);                                        \
     } while (0)
 
-/* SIMD_DISPATCH plus K = 8 for the float32 DQS, whose K = 8 blend (dqs8_blend) has its own
- * branch-free pivot and two sums. */
+/* SIMD_DISPATCH plus K = 8 for DQS, whose K = 8 blends (dqs8_blend, dq4d_blend) have their
+ * own branch-free pivot (float64's: 0.47-0.55x the time of the loop for any K, Zen 5). */
 #define SIMD_DISPATCH_DQS(fn, job, begin, end)                                                   \
     do {                                                                                         \
         if (SIMD_FLOAT_K(job, 8) && SIMD_CONST_INDEX((job)->influences.index_type))              \
@@ -3251,6 +3251,27 @@ SK_ALWAYS_INLINE double dq4d_blend(__m256d *acc, const sk_skin_job_f64 *job, int
         }
         return total;
     }
+    if (kk == 8 && sign) { /* as K = 4, with 8 slots (float32's dqs8_blend) */
+        const ptrdiff_t we = in->weights.elem;
+        double w[8];
+        for (int k = 0; k < 8; ++k) {
+            w[k] = *(const double *)(wp + k * we);
+            total += w[k];
+        }
+        const __m256d lo = _mm256_loadu_pd(w), hi = _mm256_loadu_pd(w + 4);
+        __m256d top = _mm256_max_pd(lo, hi);
+        top = _mm256_max_pd(top, _mm256_permute_pd(top, 0x5));
+        top = _mm256_max_pd(top, _mm256_permute2f128_pd(top, top, 0x01));
+        const unsigned tied = (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(lo, top, _CMP_EQ_OQ)) |
+                              (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(hi, top, _CMP_EQ_OQ)) << 4;
+        const int64_t pivot = tied_pivot(tied, off);
+        if (total > 1e-6) {
+            const float *sp = sign + pivot * job->n_joints;
+            for (int k = 0; k < 8; ++k)
+                dq4d_slot(acc, prep + stride * off[k], w[k], w[k] * (double)sp[off[k]], cor);
+        }
+        return total;
+    }
     const int64_t K = kk ? kk : in->k;
     double best = 0;
     int64_t pivot = 0;
@@ -3443,8 +3464,9 @@ SK_ALWAYS_INLINE void dqs4d_blends(__m256d qr[4], __m256d qd[4], int64_t copy[4]
                                    const float *sign, sk_index_type it, int64_t kk,
                                    sk_weight_type wt)
 {
-    int32_t off[16];
-    if (kk == 4 && sign) offsets_k(off, &job->influences, v0, n, it, job->n_joints, 1, 4);
+    int32_t off[32];
+    if ((kk == 4 || kk == 8) && sign)
+        offsets_k(off, &job->influences, v0, n, it, job->n_joints, 1, (int)kk);
     if (kk == 4 && sign && n == 4 && weights_packed4(&job->influences, 8)) {
         dqs4d_blends_staged(qr, qd, copy, job, v0, off, sign);
         return;
@@ -3453,7 +3475,7 @@ SK_ALWAYS_INLINE void dqs4d_blends(__m256d qr[4], __m256d qd[4], int64_t copy[4]
     for (int i = 0; i < 4; ++i) {
         double total = 0;
         __m256d acc[2] = {_mm256_setzero_pd(), _mm256_setzero_pd()};
-        if (i < n) total = dq4d_blend(acc, job, v0 + i, off + 4 * i, sign, it, kk, wt, 0);
+        if (i < n) total = dq4d_blend(acc, job, v0 + i, off + kk * i, sign, it, kk, wt, 0);
         qr[i] = acc[0];
         qd[i] = acc[1];
         copy[i] = total > 1e-6 ? 0 : -1;
@@ -3812,7 +3834,7 @@ SK_ALWAYS_INLINE void dqs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
 
 void SK_ISA(sk_dqs, _f64)(const sk_skin_job_f64 *job, int64_t begin, int64_t end)
 {
-    SIMD_DISPATCH(dqs4d_range, job, begin, end);
+    SIMD_DISPATCH_DQS(dqs4d_range, job, begin, end);
 }
 
 /* ==========================================================================================
