@@ -185,7 +185,7 @@ SK_ALWAYS_INLINE double simd_weight_f64(const char *p, sk_weight_type t)
     } while (0)
 
 /* SIMD_DISPATCH plus K = 8 for DQS, whose K = 8 blends (dqs8_blend, dq4d_blend) have their
- * own branch-free pivot (float64's: 0.47-0.55x the time of the loop for any K, Zen 5). */
+ * own branch-free pivot (float64's: 0.45-0.52x the time of the loop for any K, Zen 5). */
 #define SIMD_DISPATCH_DQS(fn, job, begin, end)                                                   \
     do {                                                                                         \
         if (SIMD_FLOAT_K(job, 8) && SIMD_CONST_INDEX((job)->influences.index_type))              \
@@ -3230,44 +3230,25 @@ SK_ALWAYS_INLINE double dq4d_blend(__m256d *acc, const sk_skin_job_f64 *job, int
     const double *prep = job->prepared, *quats = prep + (cor ? SK_COR_DQS : 0);
     for (int a = 0; a < (cor ? 5 : 2); ++a) acc[a] = _mm256_setzero_pd();
     double total = 0;
-    if (kk == 4 && sign) {
+    if ((kk == 4 || kk == 8) && sign) { /* K = 8 as float32's dqs8_blend */
         const ptrdiff_t we = in->weights.elem;
-        double w[4];
-        for (int k = 0; k < 4; ++k) {
+        double w[8];
+        for (int k = 0; k < kk; ++k) {
             w[k] = *(const double *)(wp + k * we);
             total += w[k];
         }
         /* the slots holding the largest weight, then the smallest joint among them; an
          * all-zero vertex is copied, whatever its pivot */
-        const __m256d w4 = _mm256_loadu_pd(w);
-        __m256d top = _mm256_max_pd(w4, _mm256_permute_pd(w4, 0x5));
-        top = _mm256_max_pd(top, _mm256_permute2f128_pd(top, top, 0x01));
-        unsigned tied = (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(w4, top, _CMP_EQ_OQ));
-        const int64_t pivot = tied_pivot(tied, off);
-        if (total > 1e-6) {
-            const float *sp = sign + pivot * job->n_joints;
-            for (int k = 0; k < 4; ++k)
-                dq4d_slot(acc, prep + stride * off[k], w[k], w[k] * (double)sp[off[k]], cor);
-        }
-        return total;
-    }
-    if (kk == 8 && sign) { /* as K = 4, with 8 slots (float32's dqs8_blend) */
-        const ptrdiff_t we = in->weights.elem;
-        double w[8];
-        for (int k = 0; k < 8; ++k) {
-            w[k] = *(const double *)(wp + k * we);
-            total += w[k];
-        }
-        const __m256d lo = _mm256_loadu_pd(w), hi = _mm256_loadu_pd(w + 4);
-        __m256d top = _mm256_max_pd(lo, hi);
+        const __m256d lo = _mm256_loadu_pd(w), hi = kk == 8 ? _mm256_loadu_pd(w + 4) : lo;
+        __m256d top = kk == 8 ? _mm256_max_pd(lo, hi) : lo;
         top = _mm256_max_pd(top, _mm256_permute_pd(top, 0x5));
         top = _mm256_max_pd(top, _mm256_permute2f128_pd(top, top, 0x01));
-        const unsigned tied = (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(lo, top, _CMP_EQ_OQ)) |
-                              (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(hi, top, _CMP_EQ_OQ)) << 4;
+        unsigned tied = (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(lo, top, _CMP_EQ_OQ));
+        if (kk == 8) tied |= (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(hi, top, _CMP_EQ_OQ)) << 4;
         const int64_t pivot = tied_pivot(tied, off);
         if (total > 1e-6) {
             const float *sp = sign + pivot * job->n_joints;
-            for (int k = 0; k < 8; ++k)
+            for (int k = 0; k < kk; ++k)
                 dq4d_slot(acc, prep + stride * off[k], w[k], w[k] * (double)sp[off[k]], cor);
         }
         return total;
