@@ -334,10 +334,6 @@ SK_ALWAYS_INLINE int weights_packed(const sk_influences *in, int K, ptrdiff_t si
     return in->weights.row == K * size && in->weights.elem == size;
 }
 
-SK_ALWAYS_INLINE int weights_packed4(const sk_influences *in, ptrdiff_t size)
-{
-    return weights_packed(in, 4, size);
-}
 
 SK_ALWAYS_INLINE ptrdiff_t index_size(sk_index_type t)
 {
@@ -779,10 +775,10 @@ SK_ALWAYS_INLINE unsigned lanes_to_vertices16(unsigned lanes)
     return bits;
 }
 
-/* Bit i set for each of 16 vertices whose weights sum to <= 1e-6 (or NaN), from their slots
- * w[k] (transpose_blocks16's layout): the sums ((w0 + w1) + w2) + w3, the same operations in
+/* Bit i set for each of 16 vertices whose weights sum to <= 1e-6 (or NaN), from their K slots
+ * w[k] (transpose_blocks16's layout): the sums ((w0 + w1) + w2) + ..., the same operations in
  * the same order as the per-slot loops, so the same decisions. */
-SK_ALWAYS_INLINE unsigned small16_k(const __m512 *w, int K)
+SK_ALWAYS_INLINE unsigned small16(const __m512 *w, int K)
 {
     __m512 t = w[0];
     for (int k = 1; k < K; ++k) t = _mm512_add_ps(t, w[k]);
@@ -790,14 +786,9 @@ SK_ALWAYS_INLINE unsigned small16_k(const __m512 *w, int K)
         ~(unsigned)_mm512_cmp_ps_mask(t, _mm512_set1_ps(1e-6f), _CMP_GT_OQ) & 0xffffu);
 }
 
-SK_ALWAYS_INLINE unsigned small16(const __m512 w[4])
-{
-    return small16_k(w, 4);
-}
-
-/* One vertex's blend in the common case (glTF's layout, a rigid palette): K = 4 contiguous
- * float weights `w`, each slot's joint row at `prepared` + its offset o[k] (offsets_k), read by
- * the multiply-add with an index register.  The same operations in the same order as
+/* One vertex's blend in the common case (glTF's layout, a rigid palette): K = 4 (or 8)
+ * contiguous float weights `w`, each slot's joint row at `prepared` + its offset o[k]
+ * (offsets_k), read by the multiply-add with an index register.  The same operations in the same order as
  * lbs16_blend.  The load ports bound this loop on Cascade Lake (four rows, four broadcast
  * weights and four offsets a vertex): the offsets read two to a load (offset_of_pair) took
  * 0.94-0.98x the time at 4k and 100k vertices, 0.96-1.0x at 1M (paired A/Bs).  (Row pointers
@@ -809,24 +800,22 @@ SK_ALWAYS_INLINE unsigned small16(const __m512 w[4])
  * time, with no rows' loads 0.8x (standalone copy, 8k vertices); yet the weights from one
  * 128-bit broadcast and an in-lane permute a slot took 1.02x, each offset by a load of its own
  * 0.98-1.02x, and the blend summed as two pairs (other bits) 1.02x, paired at 100k and 1M. */
-SK_ALWAYS_INLINE __m512 lbs16_blend_rows(const float *prepared, const int32_t *o, const float *w)
+SK_ALWAYS_INLINE __m512 lbs16_blend_rows(const float *prepared, const int32_t *o, const float *w,
+                                        const int K)
 {
+    if (K == 8) { /* K = 8 contiguous float weights: the offsets one by one */
+        __m512 am = _mm512_setzero_ps();
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; ++k)
+            am = _mm512_fmadd_ps(_mm512_set1_ps(w[k]), _mm512_loadu_ps(prepared + o[k]), am);
+        return am;
+    }
     const float *r0 = prepared + offset_of_pair(o, 0), *r1 = prepared + offset_of_pair(o, 1),
                 *r2 = prepared + offset_of_pair(o, 2), *r3 = prepared + offset_of_pair(o, 3);
     __m512 am = _mm512_fmadd_ps(_mm512_set1_ps(w[0]), _mm512_loadu_ps(r0), _mm512_setzero_ps());
     am = _mm512_fmadd_ps(_mm512_set1_ps(w[1]), _mm512_loadu_ps(r1), am);
     am = _mm512_fmadd_ps(_mm512_set1_ps(w[2]), _mm512_loadu_ps(r2), am);
     return _mm512_fmadd_ps(_mm512_set1_ps(w[3]), _mm512_loadu_ps(r3), am);
-}
-
-/* The same for K = 8 contiguous float weights, the offsets one by one (offset_of_pair). */
-SK_ALWAYS_INLINE __m512 lbs16_blend_rows8(const float *prepared, const int32_t *o, const float *w)
-{
-    __m512 am = _mm512_setzero_ps();
-#pragma GCC unroll 8
-    for (int k = 0; k < 8; ++k)
-        am = _mm512_fmadd_ps(_mm512_set1_ps(w[k]), _mm512_loadu_ps(prepared + o[k]), am);
-    return am;
 }
 
 /* Every vertex's blend, with or without the cofactors' (a constant, so that the loop tests
@@ -957,14 +946,10 @@ SK_ALWAYS_INLINE void lbs16_block(const sk_skin_job_f32 *job, const lbs16_tables
         if (rigid_rows) /* the joint's row itself (m = K[j] exactly, as lbs16_blend's) */
             for (int b = 0; b < 4; ++b)
                 mb[4 * g + b] = _mm512_loadu_ps(job->prepared + offset_of_pair(jt->off, 4 * g + b));
-        else if (by_group && kk == 8)
+        else if (by_group) /* K = 4 or 8 slots a vertex */
             for (int b = 0; b < 4; ++b)
-                mb[4 * g + b] = lbs16_blend_rows8(job->prepared, jt->off + 32 * g + 8 * b,
-                                                  w + 32 * g + 8 * b);
-        else if (by_group)
-            for (int b = 0; b < 4; ++b)
-                mb[4 * g + b] = lbs16_blend_rows(job->prepared, jt->off + 16 * g + 4 * b,
-                                                 w + 16 * g + 4 * b);
+                mb[4 * g + b] = lbs16_blend_rows(job->prepared, jt->off + kk * (4 * g + b),
+                                                 w + kk * (4 * g + b), (int)kk);
         __m512 col[4];
         lbs16_columns(col, mb + 4 * g);
         if (kk == 4 || (kk == 8 && by_group))
@@ -1136,7 +1121,7 @@ SK_ALWAYS_INLINE void soa16_block(const sk_skin_job_f32 *job, const soa16_tables
     __m512 ps[3], ns[3] = {zero, zero, zero};
     soa16_split(tb, p, ps);
     if (normals) soa16_split(tb, nv, ns);
-    const unsigned small = small16(w);
+    const unsigned small = small16(w, 4);
     /* row r of every vertex's 3x4 times (x, y, z, 1), and of its 3x3 times the normal, in
      * lbs16_apply's order; entry 3 c + r holds the blends' column c, row r */
     __m512 yp[3], yn[3];
@@ -1383,7 +1368,7 @@ SK_ALWAYS_INLINE void lbs16_range(const sk_skin_job_f32 *job, int64_t begin, int
     const sk_influences *in = &job->influences;
     /* (rigid skinning by the same groups, one row a vertex: with normals, a rigid palette's,
      * the matrix itself) */
-    const int rows = (!normals || rigid) && (kk == 4 ? weights_packed4(in, 4)
+    const int rows = (!normals || rigid) && (kk == 4 ? weights_packed(in, 4, 4)
                                              : kk == SIMD_RIGID && rigid_rows_job(job, it));
     /* small palettes: the rows by lookups in the job's table (soa16_block) */
     const int soa = rows && kk == 4 && soa16_job(job, it);
@@ -1791,7 +1776,7 @@ SK_ALWAYS_INLINE void lbs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
          * contiguous (V, 4) weights, read at offsets known to the compiler: 4% less time with
          * normals and 9% positions only at 100k and 1M on Zen 3 than with the weights' strides
          * read from the job (fewer integer registers live, no multiply per vertex) */
-        if (kk == 4 && weights_packed4(&job->influences, 4))
+        if (kk == 4 && weights_packed(&job->influences, 4, 4))
             v = lbs8_loops(job, v, end, stream, stream_n, rigid, normals, it, kk, wt, 1);
         else
             v = lbs8_loops(job, v, end, stream, stream_n, rigid, normals, it, kk, wt, 0);
@@ -1903,7 +1888,7 @@ SK_ALWAYS_INLINE double lbs4d_blend(__m256d m[4], __m256d c[3], const sk_skin_jo
 SK_ALWAYS_INLINE unsigned small4_f64(const sk_influences *in, int64_t v0, int n)
 {
     const char *wp = (const char *)in->weights.data + v0 * in->weights.row;
-    if (n < 4 || !weights_packed4(in, 8)) {
+    if (n < 4 || !weights_packed(in, 4, 8)) {
         unsigned small = 0;
         for (int i = 0; i < 4; ++i) {
             if (i >= n) {
@@ -2344,7 +2329,7 @@ SK_ALWAYS_INLINE void lbs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
          * offsets the compiler knows: 0.94-0.96x the time at 10k-1M on Zen 5 (paired, same
          * bits).  (The three rigid calls of each kind as one helper taking `wpk` compiled to a
          * loop that took 1.04-1.07x this one's time at 10k-100k, hence the calls spelled out.) */
-        const int wpk = kk == 4 && rigid && weights_packed4(&job->influences, 8);
+        const int wpk = kk == 4 && rigid && weights_packed(&job->influences, 4, 8);
         if (stream && wpk && shift_n)
             v = lbs4d_pairs(job, v, end, pin, nin, pout, nout, 1, 1, 0, it, kk, wt, 1);
         else if (stream && wpk)
@@ -2754,7 +2739,7 @@ SK_ALWAYS_INLINE void dqs16_stage_make(dqs16_stage *st, const sk_skin_job_f32 *j
     slots16(jf, K);
     __m512i j[8];
     for (int k = 0; k < K; ++k) j[k] = _mm512_castps_si512(jf[k]);
-    st->copy = small16_k(w, K); /* dqs8_blend's sums */
+    st->copy = small16(w, K); /* dqs8_blend's sums */
     /* the pivot: the smallest joint among the slots holding the largest weight; slot 0's
      * joint where none compares equal (NaN weights: such a vertex is copied) */
     __m512 top = _mm512_max_ps(_mm512_max_ps(w[0], w[1]), _mm512_max_ps(w[2], w[3]));
@@ -3135,21 +3120,16 @@ SK_ALWAYS_INLINE void dqs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
             for (; v + 16 <= end; v += 16) {
                 dqs16_stage st;
                 __m256 q[16];
-                unsigned copy;
-                if (kk == 8) {
-                    dqs16_stage_make(&st, job, v, it, &sb, &qt, 8);
-                    copy = dqs16_blends(q, &st, 0, 8) | dqs16_blends(q + 8, &st, 1, 8) << 8;
-                } else {
-                    dqs16_stage_make(&st, job, v, it, &sb, &qt, 4);
-                    copy = dqs16_blends(q, &st, 0, 4) | dqs16_blends(q + 8, &st, 1, 4) << 8;
-                }
+                dqs16_stage_make(&st, job, v, it, &sb, &qt, (int)kk);
+                const unsigned copy = dqs16_blends(q, &st, 0, (int)kk) |
+                                      dqs16_blends(q + 8, &st, 1, (int)kk) << 8;
                 dqs16_finish(&tb, q, copy, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
                              normals ? nout + 3 * v : NULL, stream, sn);
             }
             if (stream) _mm_sfence(); /* non-temporal stores visible before the threads join */
         }
 #else
-        if (kk == 4 && sign && weights_packed4(&job->influences, 4) && v + 8 <= end) {
+        if (kk == 4 && sign && weights_packed(&job->influences, 4, 4) && v + 8 <= end) {
             dqs_quats qt;
             dqs_quats_make(&qt, job->prepared, job->n_joints);
             /* staged a block ahead, so that the blends read each stage from the cache rather
@@ -3448,7 +3428,7 @@ SK_ALWAYS_INLINE void dqs4d_blends(__m256d qr[4], __m256d qd[4], int64_t copy[4]
     int32_t off[32];
     if ((kk == 4 || kk == 8) && sign)
         offsets_k(off, &job->influences, v0, n, it, job->n_joints, 1, (int)kk);
-    if (kk == 4 && sign && n == 4 && weights_packed4(&job->influences, 8)) {
+    if (kk == 4 && sign && n == 4 && weights_packed(&job->influences, 4, 8)) {
         dqs4d_blends_staged(qr, qd, copy, job, v0, off, sign);
         return;
     }
@@ -3789,7 +3769,7 @@ SK_ALWAYS_INLINE void dqs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
         double *pout = (double *)job->out_positions.data;
         double *nout = (double *)job->out_normals.data;
 #ifdef __AVX512F__
-        if (kk == 4 && sign && weights_packed4(&job->influences, 8))
+        if (kk == 4 && sign && weights_packed(&job->influences, 4, 8))
             v = dqs8d_steps(job, v, end, sign, it);
 #endif
         /* pipelined as dqs8_range: the next block's blends before this block's finish */
