@@ -415,8 +415,8 @@ TINY_ROWS = [[0.4e-6] * 4, [0.2e-6] * 4, [0.9e-6, 0, 0, 0], [0.5e-6, 0.5e-6, 0.5
 
 
 def _tiny_weights(idx, w, starts):
-    """Write TINY_ROWS (valid joints under every slot; zero weights in slots after the fourth)
-    from each row in ``starts``."""
+    """Write TINY_ROWS (zero weights in slots after the fourth) from each row in ``starts``,
+    under joints 1, 2, ... (modulo 8: valid in the callers' palettes, all of 8 joints or more)."""
     K = w.shape[1]
     for s in starts:
         w[s:s + len(TINY_ROWS)] = 0
