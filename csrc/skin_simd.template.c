@@ -543,6 +543,204 @@ SK_ALWAYS_INLINE const double *lbs4d_row(const double *prepared, const lbs4d_joi
 #endif
 }
 
+#ifdef __AVX512F__
+/* ------------------------------------------------------------------------------------------
+ * One to three influences a vertex (skinkit's own binders: `nearest` gives K = 1, `proximity`
+ * and `projection` K = 2): on AVX-512, float32 LBS and DQS take their K = 4 loops, fed a chunk
+ * of vertices at a time from copies of the influences padded to K = 4, the added slots a zero
+ * weight on joint 0.  The K = 4 loops read a zero weight's joint and add its zero products as
+ * the loops for any K do (SIMD_SLOT), and a blend that starts from +0 never holds -0, so the
+ * bits are those of the influences padded by the caller.  Any index and weight types: the copy
+ * converts them as the loops for any K read them (an index outside [0, J) becomes -1, which the
+ * K = 4 loops read as joint 0; unorm weights w / 255 or w / 65535 in the kernel's type).
+ * Against the loops for any K (Zen 5, paired, same bits), K = 1 / 2 / 3: float32 LBS with
+ * normals 0.83 / 0.65 / 0.60x the time at 10k vertices, 0.75 / 0.65 / 0.59x at 100k, 0.91 /
+ * 0.86 / 0.78x at 1M; float32 DQS 0.72 / 0.59 / 0.50x at 10k, 0.70 / 0.57 / 0.47x at 100k,
+ * 0.86 / 0.74 / 0.61x at 1M; float64 DQS 0.88 / 0.67 / 0.53x at 10k-100k, 1.03 / 0.68 / 0.54x
+ * at 1M.  At 1M the copies cost more than their share (float32 LBS with K = 2 takes 1.5x the
+ * time of the same influences padded by the caller, 1.1x at 100k): reading the next chunk's
+ * rows ahead, chunks of 256-4096 vertices, no non-temporal stores and no fence after each chunk
+ * measured no better.  Left on the loops for any K, where the copies cost more than the K = 4
+ * loops save: float64 LBS (1.36-1.45x the time at 1M), CoR (float32 1.25-1.42x) and the AVX2
+ * path (float32 LBS 0.82-1.53x, DQS 0.75-1.71x).
+ * ---------------------------------------------------------------------------------------- */
+
+#define SIMD_PAD_JOB(job)                                                                        \
+    ((job)->influences.indices.data && (job)->influences.k >= 1 && (job)->influences.k < 4 &&    \
+     (job)->n_joints <= SK_SIMD_MAX_JOINTS_K4)
+
+/* Lane 4 b + k of a K = 4 row <- element K b + k of K-element rows (k < K; the other lanes
+ * are cleared by the keep masks), b = 0 .. 3. */
+#define PAD_LANE(K, l) ((l) % 4 < (K) ? (K) * ((l) / 4) + (l) % 4 : 0)
+#define PAD_LANES(K)                                                                             \
+    {PAD_LANE(K, 0),  PAD_LANE(K, 1),  PAD_LANE(K, 2),  PAD_LANE(K, 3),                          \
+     PAD_LANE(K, 4),  PAD_LANE(K, 5),  PAD_LANE(K, 6),  PAD_LANE(K, 7),                          \
+     PAD_LANE(K, 8),  PAD_LANE(K, 9),  PAD_LANE(K, 10), PAD_LANE(K, 11),                         \
+     PAD_LANE(K, 12), PAD_LANE(K, 13), PAD_LANE(K, 14), PAD_LANE(K, 15)}
+static const _Alignas(64) int32_t pad_lanes32[3][16] = {PAD_LANES(1), PAD_LANES(2), PAD_LANES(3)};
+static const _Alignas(64) int64_t pad_lanes64[3][8] = {
+    {0, 0, 0, 0, 1, 0, 0, 0}, {0, 1, 0, 0, 2, 3, 0, 0}, {0, 1, 2, 0, 3, 4, 5, 0}};
+
+/* Contiguous K-element rows (uint8, uint16 or int32 joints at ip, 4-byte or 8-byte weights at
+ * wp) of vertices i .. i + nv - 1 (nv <= 4; a constant 4 but for the last step) -> K = 4 rows
+ * of idx and w, zeros in slots K .. 3: masked loads (never past the rows' end) and a masked
+ * permute per register. */
+SK_ALWAYS_INLINE void pad_step(int32_t *idx, void *w, const char *ip, const char *wp, int i,
+                               int nv, sk_index_type it, int size, const int K)
+{
+    const __mmask16 keep = (__mmask16)(K == 1 ? 0x1111 : K == 2 ? 0x3333 : 0x7777);
+    const __mmask16 m = (__mmask16)((1u << (nv * K)) - 1);
+    const __m512i lanes = _mm512_load_si512(pad_lanes32[K - 1]);
+    const char *p = ip + index_size(it) * K * i;
+    __m512i x;
+    if (it == SK_INDEX_U8)
+        x = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, p));
+    else if (it == SK_INDEX_U16)
+        x = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p));
+    else
+        x = _mm512_maskz_loadu_epi32(m, p);
+    _mm512_store_si512(idx + 4 * i, _mm512_maskz_permutexvar_epi32(keep, lanes, x));
+    if (size == 4) {
+        const __m512 y = _mm512_maskz_loadu_ps(m, wp + 4 * K * i);
+        _mm512_store_ps((float *)w + 4 * i, _mm512_maskz_permutexvar_ps(keep, lanes, y));
+        return;
+    }
+    const __m512i lanes64 = _mm512_load_si512(pad_lanes64[K - 1]);
+    for (int h = 0; h < 2; ++h) {
+        const int nh = nv - 2 * h < 0 ? 0 : nv - 2 * h > 2 ? 2 : nv - 2 * h;
+        const __m512d y = _mm512_maskz_loadu_pd((__mmask8)((1u << (nh * K)) - 1),
+                                                wp + 8 * K * (i + 2 * h));
+        _mm512_store_pd((double *)w + 4 * (i + 2 * h),
+                        _mm512_maskz_permutexvar_pd((__mmask8)keep, lanes64, y));
+    }
+}
+
+/* pad_step over n vertices: a function of its own, whose loops keep their pointers in
+ * registers (inlined in SIMD_PADDED's, GCC reloaded a pointer from the stack every step, behind
+ * the step's stores to the stack: 7 cycles a step instead of 2). */
+static __attribute__((noinline)) void pad_rows(int32_t *idx, void *w, const char *ip,
+                                               const char *wp, int n, sk_index_type it, int size,
+                                               int K)
+{
+    int i = 0;
+    switch (K) { /* a constant K for each loop */
+    case 1:
+        for (; i + 4 <= n; i += 4) pad_step(idx, w, ip, wp, i, 4, it, size, 1);
+        if (i < n) pad_step(idx, w, ip, wp, i, n - i, it, size, 1);
+        break;
+    case 2:
+        for (; i + 4 <= n; i += 4) pad_step(idx, w, ip, wp, i, 4, it, size, 2);
+        if (i < n) pad_step(idx, w, ip, wp, i, n - i, it, size, 2);
+        break;
+    default:
+        for (; i + 4 <= n; i += 4) pad_step(idx, w, ip, wp, i, 4, it, size, 3);
+        if (i < n) pad_step(idx, w, ip, wp, i, n - i, it, size, 3);
+        break;
+    }
+}
+
+/* Slots 0 .. 3 of vertices v0 .. v0 + n - 1 as K = 4 rows of int32 joints and T weights. */
+#define SIMD_PAD_FILL(NAME, T, READ_W)                                                           \
+    SK_ALWAYS_INLINE void NAME(int32_t *idx, T *w, const sk_influences *in, int64_t v0, int n,   \
+                               int64_t J, const int K)                                           \
+    {                                                                                            \
+        const sk_index_type it = in->index_type;                                                 \
+        const ptrdiff_t is = index_size(it);                                                     \
+        const char *ip = (const char *)in->indices.data + v0 * in->indices.row;                  \
+        const char *wp = (const char *)in->weights.data + v0 * in->weights.row;                  \
+        if (index_narrow(it) && it != SK_INDEX_U32 && in->indices.row == K * is &&               \
+            in->indices.elem == is && in->weight_type == SK_WEIGHT_FLOAT &&                      \
+            in->weights.row == K * (ptrdiff_t)sizeof(T) && in->weights.elem == sizeof(T)) {      \
+            /* glTF's and skinkit's layouts: contiguous rows, joints as they are (below 2^31) */ \
+            pad_rows(idx, w, ip, wp, n, it, sizeof(T), K);                                       \
+            return;                                                                              \
+        }                                                                                        \
+        for (int i = 0; i < n; ++i)                                                              \
+            for (int k = 0; k < 4; ++k) {                                                        \
+                const char *ik = ip + i * in->indices.row + k * in->indices.elem;                \
+                const char *wk = wp + i * in->weights.row + k * in->weights.elem;                \
+                const uint64_t j = k < K ? (uint64_t)simd_index(ik, it) : 0;                     \
+                idx[4 * i + k] = j < (uint64_t)J ? (int32_t)j : -1;                              \
+                w[4 * i + k] = k < K ? READ_W(wk, in->weight_type) : 0;                          \
+            }                                                                                    \
+    }
+
+/* Rows v0 .. v0 + n - 1 of a stream into the L2 cache, a line at a time. */
+SK_ALWAYS_INLINE void pad_prefetch(const sk_stream *s, int64_t v0, int64_t n)
+{
+    if (s->row < 0) return;
+    const char *p = (const char *)s->data + v0 * s->row;
+    const ptrdiff_t bytes = (n - 1) * s->row + 8;
+    for (ptrdiff_t b = 0; b < bytes; b += 64) _mm_prefetch(p + b, _MM_HINT_T1);
+}
+
+/* kernel(job, begin, end) through the padded copies: a job of K = 4 contiguous int32 joints
+ * and float weights for each chunk of CHUNK vertices (the copies take 32 KB of float32's
+ * stack, 24 KB of float64's), its per-vertex streams moved to the chunk's first vertex. */
+#define SIMD_PADDED(NAME, FILL, JOB, T, CHUNK)                                                   \
+    static __attribute__((noinline)) void NAME(const JOB *job, int64_t begin, int64_t end,       \
+                                               void (*kernel)(const JOB *, int64_t, int64_t))    \
+    {                                                                                            \
+        _Alignas(64) int32_t idx[4 * (CHUNK + 16)];                                              \
+        _Alignas(64) T w[4 * (CHUNK + 16)];                                                      \
+        const sk_influences *in = &job->influences;                                              \
+        JOB sub = *job;                                                                          \
+        sub.influences = (sk_influences){{idx, 4 * sizeof(int32_t), sizeof(int32_t)},            \
+                                         SK_INDEX_I32,                                           \
+                                         {w, 4 * sizeof(T), sizeof(T)},                          \
+                                         SK_WEIGHT_FLOAT,                                        \
+                                         4};                                                     \
+        sk_stream *moved[] = {&sub.out_positions, &sub.positions, &sub.out_normals,              \
+                              &sub.normals,       &sub.out_tangents, &sub.tangents,              \
+                              &sub.centers,       &sub.blend};                                   \
+        const sk_stream *from[] = {&job->out_positions, &job->positions, &job->out_normals,      \
+                                   &job->normals,       &job->out_tangents, &job->tangents,      \
+                                   &job->centers,       &job->blend};                            \
+        /* the first chunk longer by up to 15 vertices, so that the others start where the       \
+         * positions' output is 64-byte aligned (else a streaming kernel writes a partial block  \
+         * at both ends of every chunk) */                                                       \
+        int64_t head = 0;                                                                        \
+        const char *op = (const char *)job->out_positions.data;                                  \
+        while (head < 16 && ((uintptr_t)(op + (begin + head) * job->out_positions.row) & 63))    \
+            ++head;                                                                              \
+        int n;                                                                                   \
+        for (int64_t v = begin; v < end; v += n) {                                               \
+            n = (int)(end - v < CHUNK + head ? end - v : CHUNK + head);                          \
+            head = 0;                                                                            \
+            switch (in->k) { /* a constant K for each copy loop */                               \
+            case 1: FILL(idx, w, in, v, n, job->n_joints, 1); break;                             \
+            case 2: FILL(idx, w, in, v, n, job->n_joints, 2); break;                             \
+            default: FILL(idx, w, in, v, n, job->n_joints, 3); break;                            \
+            }                                                                                    \
+            for (size_t s = 0; s < sizeof moved / sizeof moved[0]; ++s)                          \
+                if (from[s]->data)                                                               \
+                    moved[s]->data = (char *)from[s]->data + v * from[s]->row;                   \
+            if (v + n < end) { /* the next chunk's rows, read while this one runs */             \
+                pad_prefetch(&in->indices, v + n, end - v - n < CHUNK ? end - v - n : CHUNK);    \
+                pad_prefetch(&in->weights, v + n, end - v - n < CHUNK ? end - v - n : CHUNK);    \
+            }                                                                                    \
+            kernel(&sub, 0, n);                                                                  \
+        }                                                                                        \
+    }
+
+SIMD_PAD_FILL(pad_fill_f32, float, simd_weight_f32)
+SIMD_PAD_FILL(pad_fill_f64, double, simd_weight_f64)
+SIMD_PADDED(padded_f32, pad_fill_f32, sk_skin_job_f32, float, 1024)
+SIMD_PADDED(padded_f64, pad_fill_f64, sk_skin_job_f64, double, 512)
+
+/* The first line of a kernel function `self`: jobs of 1-3 influences a vertex through it again,
+ * padded. */
+#define SIMD_PAD_OR_GO_ON(job, begin, end, self, padded)                                         \
+    do {                                                                                         \
+        if (SIMD_PAD_JOB(job)) {                                                                 \
+            padded(job, begin, end, self);                                                       \
+            return;                                                                              \
+        }                                                                                        \
+    } while (0)
+#else /* AVX2: the loops for any K (see above) */
+#define SIMD_PAD_OR_GO_ON(job, begin, end, self, padded) ((void)0)
+#endif
+
 /* float32 LBS, K = 4: the weights' sums come with the blends (lane 15 of a joint's row is 1,
  * sk.h), in lane 3 of each vertex's translation column; `lanes` holds a compare's result for
  * the block, four bits a vertex, of which bit 4 i + 3 is vertex i's sum at most 1e-6 (or NaN;
@@ -1399,6 +1597,7 @@ SIMD_INSTANCES_LBS(lbs16_range, sk_skin_job_f32)
 
 void SK_ISA(sk_lbs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end)
 {
+    SIMD_PAD_OR_GO_ON(job, begin, end, SK_ISA(sk_lbs, _f32), padded_f32);
     SIMD_DISPATCH_LBS(lbs16_range, job, begin, end);
 }
 
@@ -3170,6 +3369,7 @@ SK_ALWAYS_INLINE void dqs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
 
 void SK_ISA(sk_dqs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end)
 {
+    SIMD_PAD_OR_GO_ON(job, begin, end, SK_ISA(sk_dqs, _f32), padded_f32);
     SIMD_DISPATCH_DQS(dqs8_range, job, begin, end);
 }
 
@@ -3797,6 +3997,7 @@ SK_ALWAYS_INLINE void dqs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
 
 void SK_ISA(sk_dqs, _f64)(const sk_skin_job_f64 *job, int64_t begin, int64_t end)
 {
+    SIMD_PAD_OR_GO_ON(job, begin, end, SK_ISA(sk_dqs, _f64), padded_f64);
     SIMD_DISPATCH_DQS(dqs4d_range, job, begin, end);
 }
 

@@ -318,6 +318,64 @@ def test_palette_size_does_not_change_bits(path, index_dtype, with_normals, unit
                 assert np.array_equal(got, want[s:]), (J, s, t)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("method", ["lbs", "dqs"])
+@pytest.mark.parametrize("K", [1, 2, 3])
+def test_fewer_than_four_influences_match_them_padded(path, dtype, method, K, unit_rows,
+                                                       influences, random_palette,
+                                                       assert_skin_close):
+    """K = 1-3 (what `nearest`, `proximity` and `projection` bind) take the K = 4 loops on
+    AVX-512, through copies padded with zero weights on joint 0: the bits of the same influences
+    padded by the caller, for every index type and layout, whatever the threads and wherever a
+    vertex's chunk starts (several chunks of copies, a partial one at the end)."""
+    rng = np.random.default_rng([K, FLOATS.index(dtype)])
+    V, J = 2600, 40
+    P = rng.normal(size=(V, 3)).astype(dtype)
+    N = unit_rows(rng, V).astype(dtype)
+    idx, w = influences(rng, V, J, K, np.uint16, dtype, zero_rows=[3, 1500, V - 2])
+    pal = random_palette(rng, J)
+    fn = getattr(sk, method)
+    idx4 = np.zeros((V, 4), np.int32)
+    idx4[:, :K] = np.where(w > 0, idx, 0)  # garbage under zero weights: joint 0, as padded
+    w4 = np.zeros((V, 4), dtype)
+    w4[:, :K] = w
+    want_p, want_n = fn(P, idx4, w4, pal, normals=N)
+    rp, rn = getattr(ref, method)(P.astype(np.float64), idx, w, pal, normals=N)
+    assert_skin_close(want_p, rp, P, pal, TOL[dtype])
+    wide_w = np.zeros((V, 6), dtype)
+    wide_w[:, 1:1 + K] = w
+    for index_dtype in INDEX_DTYPES:
+        iv = np.where(w > 0, idx, np.iinfo(index_dtype).max if index_dtype != np.int64 else -5)
+        iv = iv.astype(index_dtype)
+        for name, (ii, ww) in {"contiguous": (iv, w),
+                               "Fortran-order indices": (np.asfortranarray(iv), w),
+                               "weights in a wider buffer": (iv, wide_w[:, 1:1 + K])}.items():
+            for s, t in ((0, 1), (0, 3), (5, 1), (1100, 2)):
+                p, n = fn(P[s:], ii[s:], ww[s:], pal, normals=N[s:], threads=t)
+                assert np.array_equal(p, want_p[s:]) and np.array_equal(n, want_n[s:]), \
+                    (index_dtype, name, s, t)
+
+
+@pytest.mark.parametrize("bits", [8, 16])
+def test_fewer_than_four_unorm_weights_match_them_padded(path, bits, influences,
+                                                          random_palette):
+    """unorm weights with K < 4 are converted into the padded copies as the loops for any K
+    convert them (w / 255 or w / 65535 in the kernel's type)."""
+    rng = np.random.default_rng(bits)
+    V, J, K = 1500, 12, 2
+    P = rng.normal(size=(V, 3)).astype(np.float32)
+    idx, w = influences(rng, V, J, K, np.uint8, np.float64, zero_slots=False)
+    top = 2 ** bits - 1
+    q = np.round(w * top).astype(np.uint8 if bits == 8 else np.uint16)
+    pal = random_palette(rng, J)
+    got = sk.lbs(P, idx, q, pal)
+    w4 = np.zeros((V, 4), np.float32)
+    w4[:, :K] = q.astype(np.float32) / np.float32(top)
+    idx4 = np.zeros((V, 4), np.uint8)
+    idx4[:, :K] = idx
+    assert np.array_equal(got, sk.lbs(P, idx4, w4, pal))
+
+
 def _layouts(A):
     V, n = A.shape
     inter = np.zeros((V, 8), A.dtype)
