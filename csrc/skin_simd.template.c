@@ -552,7 +552,8 @@ SK_ALWAYS_INLINE const double *lbs4d_row(const double *prepared, const lbs4d_joi
  * the loops for any K do (SIMD_SLOT), and a blend that starts from +0 never holds -0, so the
  * bits are those of the influences padded by the caller.  Any index and weight types: the copy
  * converts them as the loops for any K read them (an index outside [0, J) becomes -1, which the
- * K = 4 loops read as joint 0; unorm weights w / 255 or w / 65535 in the kernel's type).
+ * K = 4 loops read as joint 0; unorm weights w / 255 or w / 65535 in the kernel's type; SIMD_SLOT
+ * in place of that copy's own reads took 1.05x the time of an int64-index call).
  * Against the loops for any K (Zen 5, paired, same bits), K = 1 / 2 / 3: float32 LBS with
  * normals 0.83 / 0.65 / 0.60x the time at 10k vertices, 0.75 / 0.65 / 0.59x at 100k, 0.91 /
  * 0.86 / 0.78x at 1M; float32 DQS 0.72 / 0.59 / 0.50x at 10k, 0.70 / 0.57 / 0.47x at 100k,
@@ -578,8 +579,10 @@ SK_ALWAYS_INLINE const double *lbs4d_row(const double *prepared, const lbs4d_joi
      PAD_LANE(K, 8),  PAD_LANE(K, 9),  PAD_LANE(K, 10), PAD_LANE(K, 11),                         \
      PAD_LANE(K, 12), PAD_LANE(K, 13), PAD_LANE(K, 14), PAD_LANE(K, 15)}
 static const _Alignas(64) int32_t pad_lanes32[3][16] = {PAD_LANES(1), PAD_LANES(2), PAD_LANES(3)};
-static const _Alignas(64) int64_t pad_lanes64[3][8] = {
-    {0, 0, 0, 0, 1, 0, 0, 0}, {0, 1, 0, 0, 2, 3, 0, 0}, {0, 1, 2, 0, 3, 4, 5, 0}};
+#define PAD_LANES8(K)                                                                            \
+    {PAD_LANE(K, 0), PAD_LANE(K, 1), PAD_LANE(K, 2), PAD_LANE(K, 3),                             \
+     PAD_LANE(K, 4), PAD_LANE(K, 5), PAD_LANE(K, 6), PAD_LANE(K, 7)}
+static const _Alignas(64) int64_t pad_lanes64[3][8] = {PAD_LANES8(1), PAD_LANES8(2), PAD_LANES8(3)};
 
 /* Contiguous K-element rows (uint8, uint16 or int32 joints at ip, 4-byte or 8-byte weights at
  * wp) of vertices i .. i + nv - 1 (nv <= 4; a constant 4 but for the last step) -> K = 4 rows
@@ -615,28 +618,28 @@ SK_ALWAYS_INLINE void pad_step(int32_t *idx, void *w, const char *ip, const char
     }
 }
 
-/* pad_step over n vertices: a function of its own, whose loops keep their pointers in
+/* pad_step over n vertices, for a constant K. */
+SK_ALWAYS_INLINE void pad_steps(int32_t *idx, void *w, const char *ip, const char *wp, int n,
+                                sk_index_type it, int size, const int K)
+{
+    int i = 0;
+    for (; i + 4 <= n; i += 4) pad_step(idx, w, ip, wp, i, 4, it, size, K);
+    if (i < n) pad_step(idx, w, ip, wp, i, n - i, it, size, K);
+}
+
+/* pad_steps for K = 1, 2 or 3: a function of its own, whose loops keep their pointers in
  * registers (inlined in SIMD_PADDED's, GCC reloaded a pointer from the stack every step, behind
  * the step's stores to the stack: 7 cycles a step instead of 2). */
 static __attribute__((noinline)) void pad_rows(int32_t *idx, void *w, const char *ip,
                                                const char *wp, int n, sk_index_type it, int size,
                                                int K)
 {
-    int i = 0;
-    switch (K) { /* a constant K for each loop */
-    case 1:
-        for (; i + 4 <= n; i += 4) pad_step(idx, w, ip, wp, i, 4, it, size, 1);
-        if (i < n) pad_step(idx, w, ip, wp, i, n - i, it, size, 1);
-        break;
-    case 2:
-        for (; i + 4 <= n; i += 4) pad_step(idx, w, ip, wp, i, 4, it, size, 2);
-        if (i < n) pad_step(idx, w, ip, wp, i, n - i, it, size, 2);
-        break;
-    default:
-        for (; i + 4 <= n; i += 4) pad_step(idx, w, ip, wp, i, 4, it, size, 3);
-        if (i < n) pad_step(idx, w, ip, wp, i, n - i, it, size, 3);
-        break;
-    }
+    if (K == 1)
+        pad_steps(idx, w, ip, wp, n, it, size, 1);
+    else if (K == 2)
+        pad_steps(idx, w, ip, wp, n, it, size, 2);
+    else
+        pad_steps(idx, w, ip, wp, n, it, size, 3);
 }
 
 /* Slots 0 .. 3 of vertices v0 .. v0 + n - 1 as K = 4 rows of int32 joints and T weights. */
@@ -645,12 +648,10 @@ static __attribute__((noinline)) void pad_rows(int32_t *idx, void *w, const char
                                int64_t J, const int K)                                           \
     {                                                                                            \
         const sk_index_type it = in->index_type;                                                 \
-        const ptrdiff_t is = index_size(it);                                                     \
         const char *ip = (const char *)in->indices.data + v0 * in->indices.row;                  \
         const char *wp = (const char *)in->weights.data + v0 * in->weights.row;                  \
-        if (index_narrow(it) && it != SK_INDEX_U32 && in->indices.row == K * is &&               \
-            in->indices.elem == is && in->weight_type == SK_WEIGHT_FLOAT &&                      \
-            in->weights.row == K * (ptrdiff_t)sizeof(T) && in->weights.elem == sizeof(T)) {      \
+        if (indices_narrow_rows(in, K, it) && it != SK_INDEX_U32 &&                              \
+            in->weight_type == SK_WEIGHT_FLOAT && weights_packed(in, K, sizeof(T))) {            \
             /* glTF's and skinkit's layouts: contiguous rows, joints as they are (below 2^31) */ \
             pad_rows(idx, w, ip, wp, n, it, sizeof(T), K);                                       \
             return;                                                                              \
@@ -707,7 +708,7 @@ SK_ALWAYS_INLINE void pad_prefetch(const sk_stream *s, int64_t v0, int64_t n)
         for (int64_t v = begin; v < end; v += n) {                                               \
             n = (int)(end - v < CHUNK + head ? end - v : CHUNK + head);                          \
             head = 0;                                                                            \
-            switch (in->k) { /* a constant K for each copy loop */                               \
+            switch (in->k) { /* constant K: the strided copy took 1.05-1.07x the time without */ \
             case 1: FILL(idx, w, in, v, n, job->n_joints, 1); break;                             \
             case 2: FILL(idx, w, in, v, n, job->n_joints, 2); break;                             \
             default: FILL(idx, w, in, v, n, job->n_joints, 3); break;                            \
@@ -715,9 +716,10 @@ SK_ALWAYS_INLINE void pad_prefetch(const sk_stream *s, int64_t v0, int64_t n)
             for (size_t s = 0; s < sizeof moved / sizeof moved[0]; ++s)                          \
                 if (from[s]->data)                                                               \
                     moved[s]->data = (char *)from[s]->data + v * from[s]->row;                   \
-            if (v + n < end) { /* the next chunk's rows, read while this one runs */             \
-                pad_prefetch(&in->indices, v + n, end - v - n < CHUNK ? end - v - n : CHUNK);    \
-                pad_prefetch(&in->weights, v + n, end - v - n < CHUNK ? end - v - n : CHUNK);    \
+            const int64_t next = end - v - n < CHUNK ? end - v - n : CHUNK;                      \
+            if (next > 0) { /* the next chunk's rows, read while this one runs */                \
+                pad_prefetch(&in->indices, v + n, next);                                         \
+                pad_prefetch(&in->weights, v + n, next);                                         \
             }                                                                                    \
             kernel(&sub, 0, n);                                                                  \
         }                                                                                        \
