@@ -200,6 +200,36 @@ SK_ALWAYS_INLINE double simd_weight_f64(const char *p, sk_weight_type t)
         fn(job, begin, end, IT, KK, WT);                                                         \
     }
 
+/* AVX2: 1-3 float weights a vertex through instances of their own (for any index type), rather
+ * than the one for any K, whose slot loop reads each index and weight through switches: same
+ * bits, and on a Zen 4 VM at 100k 0.53-0.64x the time for float32 LBS, 0.78-0.87x float64
+ * LBS, 0.57-0.72x float32 DQS, 0.77-0.88x float64 DQS (float64 LBS called inline rather than
+ * through an instance took 1.05-1.08x the time).  SIMD_FEW_K returns from the caller when it
+ * took the job.
+ * AVX-512 pads them to K = 4 instead (SIMD_PAD_OR_GO_ON; float64 LBS keeps the loop for any K
+ * there). */
+#ifdef __AVX512F__
+#define SIMD_INSTANCES_FEW_K(fn, JOB)
+#define SIMD_FEW_K(fn, job, begin, end) ((void)0)
+#else
+#define SIMD_INSTANCES_FEW_K(fn, JOB)                                                            \
+    SIMD_INSTANCE(fn, JOB, k1_any, job->influences.index_type, 1, SK_WEIGHT_FLOAT)               \
+    SIMD_INSTANCE(fn, JOB, k2_any, job->influences.index_type, 2, SK_WEIGHT_FLOAT)               \
+    SIMD_INSTANCE(fn, JOB, k3_any, job->influences.index_type, 3, SK_WEIGHT_FLOAT)
+#define SIMD_FEW_K(fn, job, begin, end)                                                          \
+    do {                                                                                         \
+        if (SIMD_FLOAT_K(job, 1) || SIMD_FLOAT_K(job, 2) || SIMD_FLOAT_K(job, 3)) {              \
+            if ((job)->influences.k == 1)                                                        \
+                fn##_k1_any(job, begin, end);                                                    \
+            else if ((job)->influences.k == 2)                                                   \
+                fn##_k2_any(job, begin, end);                                                    \
+            else                                                                                 \
+                fn##_k3_any(job, begin, end);                                                    \
+            return;                                                                              \
+        }                                                                                        \
+    } while (0)
+#endif
+
 #define SIMD_INSTANCES_LBS(fn, JOB)                                                              \
     SIMD_INSTANCE(fn, JOB, k4_u16, SK_INDEX_U16, 4, SK_WEIGHT_FLOAT)                             \
     SIMD_INSTANCE(fn, JOB, k4_u8, SK_INDEX_U8, 4, SK_WEIGHT_FLOAT)                               \
@@ -743,10 +773,35 @@ SIMD_PADDED(padded_f64, pad_fill_f64, sk_skin_job_f64, double, 512)
 #define SIMD_PAD_OR_GO_ON(job, begin, end, self, padded) ((void)0)
 #endif
 
-/* float32 LBS, K = 4: the weights' sums come with the blends (lane 15 of a joint's row is 1,
- * sk.h), in lane 3 of each vertex's translation column; `lanes` holds a compare's result for
- * the block, four bits a vertex, of which bit 4 i + 3 is vertex i's sum at most 1e-6 (or NaN;
- * padding blends to zero).  Returns those vertices' bits. */
+/* The DQS entry points.  AVX-512: K = 1-3 through padded copies (SIMD_PAD_OR_GO_ON), the loops
+ * inlined.  AVX2: K = 1-3 through SIMD_FEW_K's instances, the other K through a function of
+ * their own (with SIMD_FEW_K's calls in the same function as the inlined loops, float32 DQS
+ * with K = 4 took 1.22-1.28x the time on a Zen 4 VM: the same loops, other stack offsets). */
+#ifdef __AVX512F__
+#define SIMD_DQS_ENTRY(T, fn, JOB)                                                               \
+    void SK_ISA(sk_dqs, T)(const JOB *job, int64_t begin, int64_t end)                           \
+    {                                                                                            \
+        SIMD_PAD_OR_GO_ON(job, begin, end, SK_ISA(sk_dqs, T), padded##T);                        \
+        SIMD_DISPATCH_DQS(fn, job, begin, end);                                                  \
+    }
+#else
+#define SIMD_DQS_ENTRY(T, fn, JOB)                                                               \
+    SIMD_INSTANCES_FEW_K(fn, JOB)                                                                \
+    static __attribute__((noinline)) void fn##_any_k(const JOB *job, int64_t begin, int64_t end) \
+    {                                                                                            \
+        SIMD_DISPATCH_DQS(fn, job, begin, end);                                                  \
+    }                                                                                            \
+    void SK_ISA(sk_dqs, T)(const JOB *job, int64_t begin, int64_t end)                           \
+    {                                                                                            \
+        SIMD_FEW_K(fn, job, begin, end);                                                         \
+        fn##_any_k(job, begin, end);                                                             \
+    }
+#endif
+
+/* float32 LBS, K = 4 (AVX2: each K of LBS8_OFFSETS): the weights' sums come with the blends
+ * (lane 15 of a joint's row is 1, sk.h), in lane 3 of each vertex's translation column; `lanes`
+ * holds a compare's result for the block, four bits a vertex, of which bit 4 i + 3 is vertex
+ * i's sum at most 1e-6 (or NaN; padding blends to zero).  Returns those vertices' bits. */
 SK_ALWAYS_INLINE unsigned sums_to_vertices(uint64_t lanes, int count)
 {
     unsigned bits = 0;
@@ -1610,9 +1665,17 @@ void SK_ISA(sk_rigid, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t e
 
 #else /* AVX2: 8 vertices per block, one vertex's blended 3x4 per ymm pair */
 
+/* The instances of a constant K (float weights: K = 4 and 8, and 1-3 by SIMD_FEW_K) read their
+ * joints as int32 offsets made a block ahead (lbs8_offsets) and the sums of their weights from
+ * the blend's lane 15 (each slot's weight times the 1 of prepared[32 j + 15]: the sums the copy
+ * rule compares, in the same order); the one for any K and rigid skinning read each slot's
+ * index as they blend.  LBS8_SLOTS: a vertex's offsets in a block's table. */
+#define LBS8_OFFSETS(kk) ((kk) >= 1)
+#define LBS8_SLOTS(kk) (LBS8_OFFSETS(kk) ? (int)(kk) : 4)
+
 /* m[0] = columns 0, 1 and m[1] = columns 2, 3 of sum_k w_k K[j_k]; c likewise for cofactors
- * (with `normals`).  K = 4: the joints from offsets_k's `off`, and the weight sums from the
- * blend's lane 15 (lbs8_front; the total returned is then 0). */
+ * (with `normals`).  LBS8_OFFSETS: the joints from lbs8_offsets' `off`, and the weight sums
+ * from the blend's lane 15 (lbs8_front; the total returned is then 0). */
 SK_ALWAYS_INLINE float lbs8_blend(__m256 m[2], __m256 c[2], const sk_skin_job_f32 *job, int64_t v,
                                   const int32_t *off, sk_index_type it, int64_t kk,
                                   sk_weight_type wt, int normals, int wpacked)
@@ -1641,8 +1704,8 @@ SK_ALWAYS_INLINE float lbs8_blend(__m256 m[2], __m256 c[2], const sk_skin_job_f3
         float w;
         int64_t j;
         const float *pj;
-        if (kk == 4) {
-            w = wpacked ? ((const float *)in->weights.data)[4 * v + k]
+        if (LBS8_OFFSETS(kk)) {
+            w = wpacked ? ((const float *)in->weights.data)[kk * v + k]
                         : *(const float *)(wp + k * in->weights.elem);
             pj = job->prepared + off[k];
         } else {
@@ -1793,7 +1856,7 @@ SK_ALWAYS_INLINE unsigned lbs8_front(const sk_skin_job_f32 *job, int64_t v0, int
 {
     const int normals = nin != NULL, cof = normals && !rigid;
     unsigned copy = 0;
-    uint32_t sums = 0; /* K = 4: each pair's translation column compared (sums_to_vertices) */
+    uint32_t sums = 0; /* LBS8_OFFSETS: each pair's translation column compared (sums_to_vertices) */
     __m256 yp[4];
     /* a pair of vertices at a time: their blends, then the pair's columns [column_a | column_b]
      * (the 4th rows are 0 but the translation's, the weights' sum) applied to [x_a | x_b],
@@ -1807,16 +1870,17 @@ SK_ALWAYS_INLINE unsigned lbs8_front(const sk_skin_job_f32 *job, int64_t v0, int
             const int i = 2 * h + e;
             float total = 0;
             if (i < n) /* writes all four (zeros where unused) */
-                total = lbs8_blend(m[e], c[e], job, v0 + i, off + 4 * i, it, kk, wt, cof, wpacked);
+                total = lbs8_blend(m[e], c[e], job, v0 + i, off + LBS8_SLOTS(kk) * i, it, kk, wt,
+                                    cof, wpacked);
             else
                 m[e][0] = m[e][1] = c[e][0] = c[e][1] = _mm256_setzero_ps();
-            if (kk != 4 && !(total > 1e-6f)) copy |= 1u << i;
+            if (!LBS8_OFFSETS(kk) && !(total > 1e-6f)) copy |= 1u << i;
         }
         const __m256 c0 = _mm256_permute2f128_ps(m[0][0], m[1][0], 0x20);
         const __m256 c1 = _mm256_permute2f128_ps(m[0][0], m[1][0], 0x31);
         const __m256 c2 = _mm256_permute2f128_ps(m[0][1], m[1][1], 0x20);
         const __m256 c3 = _mm256_permute2f128_ps(m[0][1], m[1][1], 0x31);
-        if (kk == 4)
+        if (LBS8_OFFSETS(kk))
             sums |= (unsigned)_mm256_movemask_ps(
                         _mm256_cmp_ps(c3, _mm256_set1_ps(1e-6f), _CMP_NGT_UQ)) << (8 * h);
         __m256 x, y, z;
@@ -1875,14 +1939,29 @@ SK_ALWAYS_INLINE void lbs8_part(const sk_skin_job_f32 *job, int64_t v0, int64_t 
 {
     const int normals = job->normals.data != NULL;
     float bp[24], bn[24], op[25], on[25];
-    int32_t off[32];
+    int32_t off[64];
     gather3_f32(bp, 8, &job->positions, v0, n);
     if (normals) gather3_f32(bn, 8, &job->normals, v0, n);
-    if (kk == 4) offsets_k(off, &job->influences, v0, (int)n, it, job->n_joints, SK_LBS_PREPARED_SIZE, 4);
+    if (LBS8_OFFSETS(kk))
+        offsets_k(off, &job->influences, v0, (int)n, it, job->n_joints, SK_LBS_PREPARED_SIZE,
+                  (int)kk);
     lbs8_block(job, v0, (int)n, off, bp, normals ? bn : NULL, op, normals ? on : NULL, rigid, it,
                kk, wt);
     scatter3_f32(&job->out_positions, v0, n, op);
     if (normals) scatter3_f32(&job->out_normals, v0, n, on);
+}
+
+/* A block's joint offsets (LBS8_OFFSETS). */
+SK_ALWAYS_INLINE void lbs8_offsets(int32_t *off, const sk_skin_job_f32 *job, int64_t v,
+                                   sk_index_type it, int64_t kk)
+{
+    if (kk == 4) {
+        for (int q = 0; q < 2; ++q)
+            offsets4x4(off + 16 * q, &job->influences, v + 4 * q, 4, it, job->n_joints,
+                       SK_LBS_PREPARED_SIZE);
+    } else {
+        offsets_k(off, &job->influences, v, 8, it, job->n_joints, SK_LBS_PREPARED_SIZE, (int)kk);
+    }
 }
 
 /* Whole blocks of 8 from v while they fit before end; returns where they stopped.  As
@@ -1893,11 +1972,8 @@ SK_ALWAYS_INLINE int64_t lbs8_blocks(const sk_skin_job_f32 *job, int64_t v, int6
                                      int defer, sk_index_type it, int64_t kk, sk_weight_type wt,
                                      int wpacked)
 {
-    int32_t off[2][32];
-    const sk_influences *in = &job->influences;
-    if (kk == 4 && v + 8 <= end)
-        for (int q = 0; q < 2; ++q)
-            offsets4x4(off[0] + 16 * q, in, v + 4 * q, 4, it, job->n_joints, SK_LBS_PREPARED_SIZE);
+    int32_t off[2][64];
+    if (LBS8_OFFSETS(kk) && v + 8 <= end) lbs8_offsets(off[0], job, v, it, kk);
     /* With `defer` (all but outputs_close layouts) the previous block's normals are normalized
      * and written after this block's blends: right after their own blends, the square root and
      * division at the end of a block's dependency chains stalled the next block (7-9% of the
@@ -1906,10 +1982,7 @@ SK_ALWAYS_INLINE int64_t lbs8_blocks(const sk_skin_job_f32 *job, int64_t v, int6
     unsigned copy_prev = 0;
     int64_t v_prev = -1;
     for (int b = 0; v + 8 <= end; v += 8, b ^= 1) {
-        if (kk == 4 && v + 16 <= end)
-            for (int q = 0; q < 2; ++q)
-                offsets4x4(off[b ^ 1] + 16 * q, in, v + 8 + 4 * q, 4, it, job->n_joints,
-                           SK_LBS_PREPARED_SIZE);
+        if (LBS8_OFFSETS(kk) && v + 16 <= end) lbs8_offsets(off[b ^ 1], job, v + 8, it, kk);
         __m256 yn[4];
         const unsigned copy = lbs8_front(job, v, 8, off[b], pin + 3 * v,
                                          normals ? nin + 3 * v : NULL, pout + 3 * v, yn, stream,
@@ -1975,11 +2048,11 @@ SK_ALWAYS_INLINE void lbs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
             v += head;
         }
         const int stream_n = stream && normals && ((uintptr_t)(nout + 3 * v) & 31) == 0;
-        /* the loop compiled once for each case (see lbs4d_range), and with K = 4 once more for
-         * contiguous (V, 4) weights, read at offsets known to the compiler: 4% less time with
+        /* the loop compiled once for each case (see lbs4d_range), and with K = 4 (8) once more
+         * for contiguous (V, K) weights, read at offsets known to the compiler: 4% less time with
          * normals and 9% positions only at 100k and 1M on Zen 3 than with the weights' strides
          * read from the job (fewer integer registers live, no multiply per vertex) */
-        if (kk == 4 && weights_packed(&job->influences, 4, 4))
+        if (LBS8_OFFSETS(kk) && weights_packed(&job->influences, (int)kk, 4))
             v = lbs8_loops(job, v, end, stream, stream_n, rigid, normals, it, kk, wt, 1);
         else
             v = lbs8_loops(job, v, end, stream, stream_n, rigid, normals, it, kk, wt, 0);
@@ -1989,9 +2062,11 @@ SK_ALWAYS_INLINE void lbs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
 }
 
 SIMD_INSTANCES_LBS(lbs8_range, sk_skin_job_f32)
+SIMD_INSTANCES_FEW_K(lbs8_range, sk_skin_job_f32)
 
 void SK_ISA(sk_lbs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end)
 {
+    SIMD_FEW_K(lbs8_range, job, begin, end);
     SIMD_DISPATCH_LBS(lbs8_range, job, begin, end);
 }
 
@@ -2577,9 +2652,11 @@ SK_ALWAYS_INLINE void lbs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
 }
 
 SIMD_INSTANCES_LBS(lbs4d_range, sk_skin_job_f64)
+SIMD_INSTANCES_FEW_K(lbs4d_range, sk_skin_job_f64)
 
 void SK_ISA(sk_lbs, _f64)(const sk_skin_job_f64 *job, int64_t begin, int64_t end)
 {
+    SIMD_FEW_K(lbs4d_range, job, begin, end);
     SIMD_DISPATCH_LBS(lbs4d_range, job, begin, end);
 }
 
@@ -3369,11 +3446,7 @@ SK_ALWAYS_INLINE void dqs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
     for (; v < end; v += 8) dqs8_part(job, v, end - v < 8 ? end - v : 8, sign, it, kk, wt);
 }
 
-void SK_ISA(sk_dqs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end)
-{
-    SIMD_PAD_OR_GO_ON(job, begin, end, SK_ISA(sk_dqs, _f32), padded_f32);
-    SIMD_DISPATCH_DQS(dqs8_range, job, begin, end);
-}
+SIMD_DQS_ENTRY(_f32, dqs8_range, sk_skin_job_f32)
 
 /* ==========================================================================================
  * float64 DQS of a rigid palette, both ISAs: as the float32 kernel, with each vertex's blended
@@ -3997,11 +4070,7 @@ SK_ALWAYS_INLINE void dqs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
     for (; v < end; v += 4) dqs4d_part(job, v, end - v < 4 ? end - v : 4, sign, it, kk, wt);
 }
 
-void SK_ISA(sk_dqs, _f64)(const sk_skin_job_f64 *job, int64_t begin, int64_t end)
-{
-    SIMD_PAD_OR_GO_ON(job, begin, end, SK_ISA(sk_dqs, _f64), padded_f64);
-    SIMD_DISPATCH_DQS(dqs4d_range, job, begin, end);
-}
+SIMD_DQS_ENTRY(_f64, dqs4d_range, sk_skin_job_f64)
 
 /* ==========================================================================================
  * float32 CoR of a rigid palette (Le & Hodgins 2016; skin_cor.template.c), both ISAs: per

@@ -325,9 +325,10 @@ def test_fewer_than_four_influences_match_them_padded(path, dtype, method, K, un
                                                        influences, random_palette,
                                                        assert_skin_close):
     """K = 1-3 (what `nearest`, `proximity` and `projection` bind) take the K = 4 loops on
-    AVX-512, through copies padded with zero weights on joint 0: the bits of the same influences
-    padded by the caller, for every index type and layout, whatever the threads and wherever a
-    vertex's chunk starts (several chunks of copies, a partial one at the end)."""
+    AVX-512, through copies padded with zero weights on joint 0, and loops compiled for their K
+    on AVX2 (float weights): the bits of the same influences padded by the caller, for every
+    index type and layout, whatever the threads and wherever a vertex's chunk starts (several
+    chunks of copies, a partial one at the end)."""
     rng = np.random.default_rng([K, FLOATS.index(dtype)])
     V, J = 2600, 40
     P = rng.normal(size=(V, 3)).astype(dtype)
