@@ -144,6 +144,33 @@ def test_lbs_unorm_weights(path, dtype, bits, influences, random_palette, assert
     assert_skin_close(p, rp, P, pal, TOL[dtype])
 
 
+@pytest.mark.parametrize("bits", [8, 16])
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+def test_lbs_unorm_weights_k4_with_normals(path, bits, index_dtype, unit_rows, influences,
+                                           random_palette, assert_skin_close):
+    """K = 4 unorm weights (AVX2: loops of their own) with normals, against the reference:
+    all-zero rows copied bit for bit, and the same bits for every layout and thread count."""
+    rng = np.random.default_rng([bits, INDEX_DTYPES.index(index_dtype)])
+    V, J = 1037, 23  # a partial block at the end
+    P = rng.normal(size=(V, 3)).astype(np.float32)
+    N = unit_rows(rng, V).astype(np.float32)
+    idx, w = influences(rng, V, J, 4, index_dtype, np.float64, zero_rows=[3, 500, V - 2])
+    top = 2 ** bits - 1
+    q = np.round(w * top).astype(np.uint8 if bits == 8 else np.uint16)
+    pal = random_palette(rng, J, scale=0.3)  # cofactors blended
+    p, n = sk.lbs(P, idx, q, pal, normals=N)
+    rp, rn = ref.lbs(P.astype(np.float64), idx, q, pal, normals=N)
+    assert_skin_close(p, rp, P, pal, TOL[np.float32])
+    np.testing.assert_allclose(n, rn, atol=10 * TOL[np.float32])
+    for v in (3, 500, V - 2):
+        assert np.array_equal(p[v], P[v]) and np.array_equal(n[v], N[v])
+    wide = np.zeros((V, 6), q.dtype)
+    wide[:, 1:5] = q
+    for ii, qq, t in ((np.asfortranarray(idx), q, 1), (idx, wide[:, 1:5], 3), (idx, q, 2)):
+        got_p, got_n = sk.lbs(P, ii, qq, pal, normals=N, threads=t)
+        assert np.array_equal(got_p, p) and np.array_equal(got_n, n)
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
 @pytest.mark.parametrize("K", [1, 2, 4, 5, 8])
