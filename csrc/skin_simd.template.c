@@ -2053,7 +2053,8 @@ SK_ALWAYS_INLINE void lbs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
          * for contiguous (V, K) weights, read at offsets known to the compiler: 4% less time with
          * normals and 9% positions only at 100k and 1M on Zen 3 than with the weights' strides
          * read from the job (fewer integer registers live, no multiply per vertex) */
-        if (LBS8_OFFSETS(kk) && weights_packed(&job->influences, (int)kk, 4))
+        if (LBS8_OFFSETS(kk) && wt == SK_WEIGHT_FLOAT &&
+            weights_packed(&job->influences, (int)kk, 4))
             v = lbs8_loops(job, v, end, stream, stream_n, rigid, normals, it, kk, wt, 1);
         else
             v = lbs8_loops(job, v, end, stream, stream_n, rigid, normals, it, kk, wt, 0);

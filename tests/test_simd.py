@@ -166,7 +166,12 @@ def test_lbs_unorm_weights_k4_with_normals(path, bits, index_dtype, unit_rows, i
         assert np.array_equal(p[v], P[v]) and np.array_equal(n[v], N[v])
     wide = np.zeros((V, 6), q.dtype)
     wide[:, 1:5] = q
-    for ii, qq, t in ((np.asfortranarray(idx), q, 1), (idx, wide[:, 1:5], 3), (idx, q, 2)):
+    # every 4-byte slot of 16-byte rows: the byte strides of packed float32 weights
+    spread = np.zeros((V, 16 // q.itemsize), q.dtype)
+    spread[:, ::4 // q.itemsize] = q
+    layouts = ((np.asfortranarray(idx), q, 1), (idx, wide[:, 1:5], 3), (idx, q, 2),
+               (idx, spread[:, ::4 // q.itemsize], 1))
+    for ii, qq, t in layouts:
         got_p, got_n = sk.lbs(P, ii, qq, pal, normals=N, threads=t)
         assert np.array_equal(got_p, p) and np.array_equal(got_n, n)
 
