@@ -400,6 +400,18 @@ SK_ALWAYS_INLINE __m256i offsets8(const char *ip, int h, sk_index_type it, int64
     return _mm256_and_si256(in_range, _mm256_mullo_epi32(j, _mm256_set1_epi32(stride)));
 }
 
+/* Offset k of offsets_k's table (>= 0, below 2^29), read with its neighbour as one 64-bit load
+ * (little-endian: the even one in the low half) and split on the integer ports, which relieves
+ * the load ports (AVX-512: lbs16_blend_rows, and float64's lbs4d_row; AVX2: lbs8_blend with an
+ * even K).  AVX-512 float32 K = 4 with the cofactors' blends (a scaled palette with normals) took
+ * 0.93-0.95x the time at 4k-1M; K = 8 was within noise, so it reads its offsets one by one. */
+SK_ALWAYS_INLINE uint32_t offset_of_pair(const int32_t *off, int k)
+{
+    uint64_t pair;
+    memcpy(&pair, off + (k & ~1), 8);
+    return (uint32_t)(k & 1 ? pair >> 32 : pair);
+}
+
 #ifdef __AVX512F__
 /* Slots 16 h .. 16 h + 15 of contiguous narrow index rows at ip, widened to 32 bits. */
 SK_ALWAYS_INLINE __m512i indices16(const char *ip, int h, sk_index_type it)
@@ -432,17 +444,6 @@ SK_ALWAYS_INLINE __m512i offsets16(const char *ip, int h, sk_index_type it, int6
     return offsets16_masked(ip, h, it, n_joints, stride, &in_range);
 }
 
-/* Offset k of offsets_k's table (>= 0, below 2^29), read with its neighbour as one 64-bit load
- * (little-endian: the even one in the low half) and split on the integer ports, which relieves
- * the load ports (lbs16_blend_rows, and float64's lbs4d_row).  float32 K = 4 with the cofactors'
- * blends (a scaled palette with normals) took 0.93-0.95x the time at 4k-1M; K = 8 was within
- * noise, so it reads its offsets one by one. */
-SK_ALWAYS_INLINE uint32_t offset_of_pair(const int32_t *off, int k)
-{
-    uint64_t pair;
-    memcpy(&pair, off + (k & ~1), 8);
-    return (uint32_t)(k & 1 ? pair >> 32 : pair);
-}
 #endif
 
 /* For a constant K (4 or 8): the joints of slots 0 .. K - 1 of vertices v0 .. v0 + n - 1 as
@@ -1674,6 +1675,39 @@ void SK_ISA(sk_rigid, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t e
 #define LBS8_OFFSETS(kk) ((kk) >= 1)
 #define LBS8_SLOTS(kk) (LBS8_OFFSETS(kk) ? (int)(kk) : 4)
 
+/* Four adjacent unorm weights at p as floats in both lanes, each converted as simd_weight_f32
+ * converts it (q / 255, q / 65535: exact conversions and one correctly rounded division, so the
+ * same bits), by one division for the four: with K = 4 unorm weights 0.89-0.93x the time of a
+ * scalar division a slot (100k, Zen 4 VM; the pair's eight by one division and two
+ * lane-crossing permutes took 1.02-1.06x the time of this). */
+SK_ALWAYS_INLINE __m256 lbs8_weights4(const char *p, sk_weight_type wt)
+{
+    if (wt == SK_WEIGHT_UNORM8) {
+        int32_t q;
+        memcpy(&q, p, sizeof q);
+        return _mm256_div_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_set1_epi32(q))),
+                             _mm256_set1_ps(255.0f));
+    }
+    int64_t q;
+    memcpy(&q, p, sizeof q);
+    return _mm256_div_ps(_mm256_cvtepi32_ps(_mm256_cvtepu16_epi32(_mm_set1_epi64x(q))),
+                         _mm256_set1_ps(65535.0f));
+}
+
+/* Weight s (< 4) of a group of 4 in both lanes of w4, in all 8 lanes: an in-lane permute (the
+ * group's one load and four permutes took 0.93x the time of four broadcast loads with K = 4,
+ * positions only, 0.97x with normals, 0.96x K = 8, 100k: the broadcasts held the load ports,
+ * which the blends' rows and the offsets use too). */
+SK_ALWAYS_INLINE __m256 lbs8_weight(__m256 w4, int s)
+{
+    switch (s) {
+    case 0: return _mm256_permute_ps(w4, 0x00);
+    case 1: return _mm256_permute_ps(w4, 0x55);
+    case 2: return _mm256_permute_ps(w4, 0xAA);
+    default: return _mm256_permute_ps(w4, 0xFF);
+    }
+}
+
 /* m[0] = columns 0, 1 and m[1] = columns 2, 3 of sum_k w_k K[j_k]; c likewise for cofactors
  * (with `normals`).  LBS8_OFFSETS: the joints from lbs8_offsets' `off`, and the weight sums
  * from the blend's lane 15 (lbs8_front; the total returned is then 0). */
@@ -1701,20 +1735,32 @@ SK_ALWAYS_INLINE float lbs8_blend(__m256 m[2], __m256 c[2], const sk_skin_job_f3
     __m256 m0 = _mm256_setzero_ps(), m1 = m0, c0 = m0, c1 = m0;
     float total = 0;
     const int64_t K = kk ? kk : in->k;
+    /* K = 4 and 8, each row's weights adjacent: each 4 weights read (and converted) at once by
+     * lbs8_weights4, then spread by lbs8_weight's permutes */
+    const int fours = LBS8_OFFSETS(kk) && kk % 4 == 0 &&
+                      (wpacked || (wt != SK_WEIGHT_FLOAT &&
+                                   in->weights.elem == (wt == SK_WEIGHT_UNORM8 ? 1 : 2)));
+    __m256 w4[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    if (fours)
+        for (int q = 0; q < (int)kk / 4; ++q)
+            w4[q] = wpacked ? _mm256_broadcast_ps((const __m128 *)((const float *)in->weights.data + kk * v) + q)
+                            : lbs8_weights4(wp + 4 * q * in->weights.elem, wt);
     for (int64_t k = 0; k < K; ++k) {
-        float w;
+        __m256 wv;
         int64_t j;
         const float *pj;
         if (LBS8_OFFSETS(kk)) {
-            w = wpacked ? ((const float *)in->weights.data)[kk * v + k]
-                        : simd_weight_f32(wp + k * in->weights.elem, wt);
-            pj = job->prepared + off[k];
+            wv = fours     ? lbs8_weight(w4[k / 4], (int)k % 4)
+                 : wpacked ? _mm256_set1_ps(((const float *)in->weights.data)[kk * v + k])
+                           : _mm256_set1_ps(simd_weight_f32(wp + k * in->weights.elem, wt));
+            pj = job->prepared + (kk % 2 == 0 ? offset_of_pair(off, (int)k) : (uint32_t)off[k]);
         } else {
+            float w;
             SIMD_SLOT(simd_weight_f32, in, ip, wp, k, it, wt, job->n_joints, w, j);
             pj = job->prepared + SK_LBS_PREPARED_SIZE * j;
             total += w;
+            wv = _mm256_set1_ps(w);
         }
-        const __m256 wv = _mm256_set1_ps(w);
         if (k == 0) { /* a product, not an FMA onto zero: one step less in the chain */
             m0 = _mm256_mul_ps(wv, _mm256_loadu_ps(pj));
             m1 = _mm256_mul_ps(wv, _mm256_loadu_ps(pj + 8));
