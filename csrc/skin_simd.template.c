@@ -1667,7 +1667,7 @@ void SK_ISA(sk_rigid, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t e
 #else /* AVX2: 8 vertices per block, one vertex's blended 3x4 per ymm pair */
 
 /* The instances of a constant K (float weights: K = 4 and 8, and 1-3 by SIMD_FEW_K; K = 4 unorm
- * weights, converted slot by slot) read their joints as int32 offsets made a block ahead
+ * weights, converted four at a time by lbs8_weights4) read their joints as int32 offsets made a block ahead
  * (lbs8_offsets) and the sums of their weights from the blend's lane 15 (each slot's weight
  * times the 1 of prepared[32 j + 15]: the sums the copy rule compares, in the same order); the
  * one for any K and rigid skinning read each slot's index as they blend.  LBS8_SLOTS: a
@@ -1796,8 +1796,6 @@ SK_ALWAYS_INLINE void slots8(__m256 w[4], const __m256 r[4])
     w[3] = _mm256_shuffle_ps(b, d, _MM_SHUFFLE(3, 2, 3, 2));
 }
 
-/* The lane of vertex i (< 8) in slots8's layout. */
-#define SLOTS8_LANE(i) ((i) & 1 ? 4 + (i) / 2 : (i) / 2)
 
 /* The zero-weight test of slots8's weights: the sums ((w0 + w1) + w2) + w3, the same
  * operations in the same order; returns vertex bits. */
@@ -2113,8 +2111,9 @@ SIMD_INSTANCES_LBS(lbs8_range, sk_skin_job_f32)
 SIMD_INSTANCES_FEW_K(lbs8_range, sk_skin_job_f32)
 /* K = 4 unorm weights (glTF's normalized WEIGHTS_0 read raw, `quantize`'s output): the K = 4
  * loops with each weight converted as the loop for any K converts it, q / 255 or q / 65535
- * (0.60-0.67x the time with normals, 0.46x positions only, at 100k and 1M on a Zen 4 VM; same
- * bits) */
+ * (0.60-0.67x the time of that loop with normals, 0.46x positions only, at 100k and 1M on a
+ * Zen 4 VM, converting slot by slot; lbs8_weights4's four at a time took 0.89-0.93x of that;
+ * same bits) */
 SIMD_INSTANCE(lbs8_range, sk_skin_job_f32, k4_unorm8, job->influences.index_type, 4,
               SK_WEIGHT_UNORM8)
 SIMD_INSTANCE(lbs8_range, sk_skin_job_f32, k4_unorm16, job->influences.index_type, 4,
@@ -3147,8 +3146,9 @@ SK_ALWAYS_INLINE unsigned dqs16_blends(__m256 q[8], const dqs16_stage *st, int h
 
 #ifndef __AVX512F__
 /* K = 4 contiguous float weights with a sign table on AVX2: dqs16_stage's work for 8 vertices
- * (the weight sums, pivots, hemisphere signs and signed weights in registers, slots8's layout),
- * so that each vertex's blend is four multiply-adds of a broadcast weight instead of
+ * (the weight sums, pivots, hemisphere signs and signed weights in registers, slots8's layout;
+ * the signed weights stored back vertex-major), so that each vertex's blend is four
+ * multiply-adds of its weights spread from one load (lbs8_weight) instead of
  * dqs8_blend's scalar pivot and sign lookups.  The same decisions and products as dqs8_blend;
  * each sign is gathered from the table and multiplies its weight as there. */
 typedef struct {
