@@ -8,7 +8,8 @@
  * AVX files only.
  *
  * Included with SK_T (float or double), SK_SIGNS_NAME (the function's name) and
- * SK_SIGNS_LINKAGE (static, or empty) defined, and for AVX-512 dqs_sign_bits.  n_joints <=
+ * SK_SIGNS_LINKAGE (static, or empty) defined, and SK_SIGNS_BITS with dqs_sign_bits in the SIMD
+ * files (skin_simd.template.c), which return the table's bits too.  n_joints <=
  * SK_DQS_SIGN_MAX_J. */
 
 SK_SIGNS_LINKAGE int SK_SIGNS_NAME(float *sign, uint64_t *bits, const SK_T *quats,
@@ -25,7 +26,7 @@ SK_SIGNS_LINKAGE int SK_SIGNS_NAME(float *sign, uint64_t *bits, const SK_T *quat
             row[j] = dot < 0 ? -1.0f : 1.0f;
         }
     }
-#ifdef __AVX512F__ /* (the AVX-512 kernels read them as bits: dqs_sign_bits) */
+#ifdef SK_SIGNS_BITS /* (the SIMD kernels read them as bits: dqs_sign_bits) */
     if (bits) {
         dqs_sign_bits(bits, sign, n_joints);
         return 1;

@@ -42,21 +42,29 @@
 #undef SK_ANYBAD_NAME
 #undef SK_ANYBAD_LINKAGE
 
-#ifdef __AVX512F__
 /* The sign table's rows as bits: bit j of bits[p] set where sign[p J + j] < 0 (J <= 64), so
  * that a weight times its sign (+-1) is the weight with its sign bit flipped by bit j of the
- * pivot's row (float32: dqs16_sign_bits; float64: dqs8d_blends, two shifts and an exclusive or
- * for 8 slots instead of a load, a conversion and a multiply a slot).  Made once a frame with
- * the table (skin_signs.template.h), or by a range whose job has none. */
+ * pivot's row (float32: dqs16_sign_bits, dqs8_signs_make; float64 on AVX-512: dqs8d_blends, two
+ * shifts and an exclusive or for 8 slots instead of a load, a conversion and a multiply a slot).
+ * Made once a frame with the table (skin_signs.template.h), or by a range whose job has none. */
 static inline void dqs_sign_bits(uint64_t *bits, const float *sign, int64_t n_joints)
 {
     for (int64_t p = 0; p < n_joints; ++p) {
         uint64_t b = 0;
+#ifdef __AVX512F__
         for (int64_t j = 0; j < n_joints; j += 16) {
             const __mmask16 in = (__mmask16)(n_joints - j >= 16 ? 0xffffu : (1u << (n_joints - j)) - 1);
             const __m512 row = _mm512_maskz_loadu_ps(in, sign + p * n_joints + j);
             b |= (uint64_t)_mm512_mask_cmp_ps_mask(in, row, _mm512_setzero_ps(), _CMP_LT_OQ) << j;
         }
+#else
+        int64_t j = 0;
+        for (; j + 8 <= n_joints; j += 8)
+            b |= (uint64_t)(unsigned)_mm256_movemask_ps(_mm256_cmp_ps(
+                     _mm256_loadu_ps(sign + p * n_joints + j), _mm256_setzero_ps(), _CMP_LT_OQ))
+                 << j;
+        for (; j < n_joints; ++j) b |= (uint64_t)(sign[p * n_joints + j] < 0) << j;
+#endif
         bits[p] = b;
     }
 }
@@ -69,10 +77,10 @@ static inline const uint64_t *job_sign_bits(uint64_t *own, const uint64_t *job_b
     dqs_sign_bits(own, sign, n_joints);
     return own;
 }
-#endif
 
-/* DQS's hemisphere signs, vectorized for this ISA. */
+/* DQS's hemisphere signs, vectorized for this ISA, and their bits. */
 #define SK_SIGNS_LINKAGE
+#define SK_SIGNS_BITS 1
 #define SK_T float
 #define SK_SIGNS_NAME SK_ISA(sk_dqs_signs, _f32)
 #include "skin_signs.template.h"
@@ -84,6 +92,7 @@ static inline const uint64_t *job_sign_bits(uint64_t *own, const uint64_t *job_b
 #undef SK_T
 #undef SK_SIGNS_NAME
 #undef SK_SIGNS_LINKAGE
+#undef SK_SIGNS_BITS
 
 /* ------------------------------------------------------------------------------------------
  * Influence slots.  The index type is a compile-time constant in each instantiation (the
@@ -3145,79 +3154,149 @@ SK_ALWAYS_INLINE unsigned dqs16_blends(__m256 q[8], const dqs16_stage *st, int h
 #endif
 
 #ifndef __AVX512F__
-/* K = 4 contiguous float weights with a sign table on AVX2: dqs16_stage's work for 8 vertices
- * (the weight sums, pivots, hemisphere signs and signed weights in registers, slots8's layout;
- * the signed weights stored back vertex-major), so that each vertex's blend is four
- * multiply-adds of its weights spread from one load (lbs8_weight) instead of
- * dqs8_blend's scalar pivot and sign lookups.  The same decisions and products as dqs8_blend;
- * each sign is gathered from the table and multiplies its weight as there. */
+/* K = 4 or 8 contiguous float weights with a sign table on AVX2: dqs16_stage's work for 8
+ * vertices (the weight sums, pivots, hemisphere signs and signed weights in registers, one
+ * register a slot: K = 4 in slots8's layout, K = 8 in transpose8_ps's; the signed weights stored
+ * back vertex-major), so that each vertex's blend is K multiply-adds of its weights spread from
+ * one load per four (lbs8_weight) instead of dqs8_blend's scalar pivot and sign lookups.  The
+ * same decisions and products as dqs8_blend (a weight times -1 is its sign bit flipped).
+ * The signs come from the pivots' rows of sign bits, two words a vertex by two gathers a block,
+ * then shifts a slot: with a gather of the float table a slot instead, K = 4 took 1.13x the
+ * time at 100k and 1.20x at 1M, and K = 8 staged so took 1.29x the time of dqs8_blend's (100k
+ * and 1M, Zen 4 VM; with the bits K = 8 takes 0.95x of dqs8_blend's; same bits). */
+
+/* The sign bits' rows as two words a row (dqs_sign_bits' bits 0-31 and 32-63). */
 typedef struct {
-    __attribute__((aligned(32))) float ws[32]; /* vertex i's signed weights at 4 i .. 4 i + 3 */
-    __attribute__((aligned(32))) int32_t off[32]; /* the joints' rows in the range's dqs_quats
+    int32_t lo[SK_DQS_SIGN_MAX_J], hi[SK_DQS_SIGN_MAX_J]; /* row p's low and high words */
+} dqs8_signs;
+
+SK_ALWAYS_INLINE void dqs8_signs_make(dqs8_signs *sg, const sk_skin_job_f32 *job, const float *sign)
+{
+    uint64_t own[SK_DQS_SIGN_MAX_J];
+    const uint64_t *bits = job_sign_bits(own, job->dqs_sign_bits, sign, job->n_joints);
+    for (int64_t p = 0; p < job->n_joints; ++p) {
+        sg->lo[p] = (int32_t)(uint32_t)bits[p];
+        sg->hi[p] = (int32_t)(uint32_t)(bits[p] >> 32);
+    }
+}
+
+typedef struct {
+    __attribute__((aligned(32))) float ws[64]; /* vertex i's signed weights at K i .. K i + K - 1 */
+    __attribute__((aligned(32))) int32_t off[64]; /* the joints' rows in the range's dqs_quats
                                                    * (8 floats a joint), by vertex */
     unsigned copy;   /* vertices whose weights sum to <= 1e-6 (or NaN) */
 } dqs8_stage;
 
-SK_ALWAYS_INLINE void dqs8_stage_make(dqs8_stage *st, const sk_skin_job_f32 *job, int64_t v0,
-                                      sk_index_type it, const float *sign)
+/* A stage's slot registers: jf[k] the joints' offsets and w[k] the weights of slot k for the 8
+ * vertices (K = 4: in slots8's lane order, vertices 0 2 4 6 | 1 3 5 7; K = 8: in order); the
+ * offsets also stored vertex-major in st->off, and the vertices to copy in st->copy (the sums
+ * dqs8_blend compares, ((w0 + w1) + ...) + w(K-1)). */
+SK_ALWAYS_INLINE void dqs8_stage_slots(dqs8_stage *st, __m256 jf[8], __m256 w[8],
+                                       const sk_skin_job_f32 *job, int64_t v0, sk_index_type it,
+                                       int K)
 {
     const sk_influences *in = &job->influences;
-    __m256 w[4], jf[4], r[4];
-    if (offsets4x4_vector(in, 4, it)) { /* offsets_k's vectors, kept in registers */
+    __m256 r[8];
+    if (indices_narrow_rows(in, K, it) && job->n_joints > 0) { /* offsets_k's vectors, kept */
         const char *ip = (const char *)in->indices.data + v0 * in->indices.row;
-#pragma GCC unroll 4
-        for (int q = 0; q < 4; ++q) {
+#pragma GCC unroll 8
+        for (int q = 0; q < K; ++q) {
             const __m256i o = offsets8(ip, q, it, job->n_joints, 8);
             _mm256_store_si256((__m256i *)(st->off + 8 * q), o);
             r[q] = _mm256_castsi256_ps(o);
         }
     } else {
-        offsets_k(st->off, in, v0, 8, it, job->n_joints, 8, 4);
-#pragma GCC unroll 4
-        for (int q = 0; q < 4; ++q) r[q] = _mm256_load_ps((const float *)(st->off + 8 * q));
+        offsets_k(st->off, in, v0, 8, it, job->n_joints, 8, K);
+#pragma GCC unroll 8
+        for (int q = 0; q < K; ++q) r[q] = _mm256_load_ps((const float *)(st->off + 8 * q));
     }
-    slots8(jf, r);
-    slots8_load(w, (const float *)in->weights.data + 4 * v0);
-    st->copy = slots8_small(w);
-    __m256i j[4];
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; ++k) j[k] = _mm256_srli_epi32(_mm256_castps_si256(jf[k]), 3);
+    const float *wp = (const float *)in->weights.data + K * v0;
+    if (K == 4) {
+        slots8(jf, r);
+        slots8_load(w, wp);
+        st->copy = slots8_small(w);
+        return;
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+        jf[i] = r[i];
+        w[i] = _mm256_loadu_ps(wp + 8 * i);
+    }
+    transpose8_ps(jf);
+    transpose8_ps(w);
+    __m256 t = w[0];
+#pragma GCC unroll 7
+    for (int k = 1; k < 8; ++k) t = _mm256_add_ps(t, w[k]);
+    st->copy = ~(unsigned)_mm256_movemask_ps(_mm256_cmp_ps(t, _mm256_set1_ps(1e-6f), _CMP_GT_OQ)) &
+               0xffu;
+}
+
+SK_ALWAYS_INLINE void dqs8_stage_make(dqs8_stage *st, const sk_skin_job_f32 *job, int64_t v0,
+                                      sk_index_type it, const dqs8_signs *sg, int K)
+{
+    __m256 w[8], jf[8];
+    dqs8_stage_slots(st, jf, w, job, v0, it, K);
+    __m256i j[8];
+#pragma GCC unroll 8
+    for (int k = 0; k < K; ++k) j[k] = _mm256_srli_epi32(_mm256_castps_si256(jf[k]), 3);
     /* the pivot: the smallest joint among the slots holding the largest weight; slot 0's
      * joint where none compares equal (NaN weights: such a vertex is copied) */
-    const __m256 top = _mm256_max_ps(_mm256_max_ps(w[0], w[1]), _mm256_max_ps(w[2], w[3]));
+    __m256 top = _mm256_max_ps(_mm256_max_ps(w[0], w[1]), _mm256_max_ps(w[2], w[3]));
+    if (K == 8)
+        top = _mm256_max_ps(top, _mm256_max_ps(_mm256_max_ps(w[4], w[5]),
+                                               _mm256_max_ps(w[6], w[7])));
     const __m256i none = _mm256_set1_epi32(INT32_MAX);
     __m256i pivot = none;
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; ++k)
+#pragma GCC unroll 8
+    for (int k = 0; k < K; ++k)
         pivot = _mm256_min_epi32(pivot, _mm256_blendv_epi8(none, j[k], _mm256_castps_si256(
                                                                _mm256_cmp_ps(w[k], top, _CMP_EQ_OQ))));
     pivot = _mm256_blendv_epi8(pivot, j[0], _mm256_cmpeq_epi32(pivot, none));
-    /* sign[pivot][joint] (every index < J x J: the joints are offsets_k's) */
-    const __m256i row = _mm256_mullo_epi32(pivot, _mm256_set1_epi32((int32_t)job->n_joints));
-    __m256 sw[4], rows[4];
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; ++k)
-        sw[k] = _mm256_mul_ps(w[k], _mm256_i32gather_ps(sign, _mm256_add_epi32(row, j[k]), 4));
-    slots8(rows, sw); /* its own inverse: back to vertex-major rows */
-#pragma GCC unroll 4
-    for (int q = 0; q < 4; ++q) _mm256_store_ps(st->ws + 8 * q, rows[q]);
+    /* the pivot's row of sign bits (every pivot < J: the joints are offsets_k's); a weight
+     * times its sign is the weight with its sign bit flipped by bit j of that row */
+    const __m256i lo = _mm256_i32gather_epi32(sg->lo, pivot, 4);
+    const __m256i hi = _mm256_i32gather_epi32(sg->hi, pivot, 4);
+    __m256 sw[8];
+#pragma GCC unroll 8
+    for (int k = 0; k < K; ++k) {
+        const __m256i word = _mm256_blendv_epi8(lo, hi, _mm256_cmpgt_epi32(j[k], _mm256_set1_epi32(31)));
+        const __m256i bit = _mm256_srlv_epi32(word, _mm256_and_si256(j[k], _mm256_set1_epi32(31)));
+        sw[k] = _mm256_xor_ps(w[k], _mm256_castsi256_ps(_mm256_slli_epi32(bit, 31)));
+    }
+    /* back to vertex-major rows (slots8 and transpose8_ps are their own inverses) */
+    if (K == 8) {
+        transpose8_ps(sw);
+    } else {
+        __m256 r[4];
+        slots8(r, sw);
+        for (int q = 0; q < 4; ++q) sw[q] = r[q];
+    }
+#pragma GCC unroll 8
+    for (int q = 0; q < K; ++q) _mm256_store_ps(st->ws + 8 * q, sw[q]);
 }
 
-/* A stage's 8 blends, as dqs8_blend's multiply-adds; returns their copy bits. */
-SK_ALWAYS_INLINE unsigned dqs8_stage_blends(__m256 q[8], const dqs8_stage *st, const dqs_quats *qt)
+/* A stage's 8 blends, as dqs8_blend's multiply-adds (K = 8: even and odd slots in two sums);
+ * returns their copy bits. */
+SK_ALWAYS_INLINE unsigned dqs8_stage_blends(__m256 q[8], const dqs8_stage *st, const dqs_quats *qt,
+                                            int K)
 {
 #pragma GCC unroll 8
     for (int i = 0; i < 8; ++i) {
-        __m256 acc = _mm256_setzero_ps();
-        /* the four weights one load, spread by permutes, and the offsets two to a load (as
-         * lbs8_blend: the load ports bind; 0.96-0.97x the time of a broadcast load and an
-         * offset load a slot, 100k, Zen 4 VM) */
-        const __m256 w4 = _mm256_broadcast_ps((const __m128 *)(st->ws + 4 * i));
-        for (int k = 0; k < 4; ++k)
-            acc = _mm256_fmadd_ps(lbs8_weight(w4, k),
-                                  _mm256_load_ps((const float *)qt->q + offset_of_pair(st->off + 4 * i, k)),
-                                  acc);
-        q[i] = acc;
+        __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+        /* each four weights one load, spread by permutes, and the offsets two to a load (as
+         * lbs8_blend: the load ports bind; K = 4: 0.96-0.97x the time of a broadcast load and
+         * an offset load a slot, 100k, Zen 4 VM) */
+        __m256 w4[2];
+        for (int h = 0; h < K / 4; ++h)
+            w4[h] = _mm256_broadcast_ps((const __m128 *)(st->ws + K * i + 4 * h));
+#pragma GCC unroll 8
+        for (int k = 0; k < K; ++k) {
+            const int a = K == 8 ? k & 1 : 0;
+            acc[a] = _mm256_fmadd_ps(
+                lbs8_weight(w4[k / 4], k % 4),
+                _mm256_load_ps((const float *)qt->q + offset_of_pair(st->off + K * i, k)), acc[a]);
+        }
+        q[i] = K == 8 ? _mm256_add_ps(acc[0], acc[1]) : acc[0];
     }
     return st->copy;
 }
@@ -3492,17 +3571,20 @@ SK_ALWAYS_INLINE void dqs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
             if (stream) _mm_sfence(); /* non-temporal stores visible before the threads join */
         }
 #else
-        if (kk == 4 && sign && weights_packed(&job->influences, 4, 4) && v + 8 <= end) {
+        if ((kk == 4 || kk == 8) && sign && weights_packed(&job->influences, (int)kk, 4) &&
+            v + 8 <= end) {
             dqs_quats qt;
             dqs_quats_make(&qt, job->prepared, job->n_joints);
+            dqs8_signs sg;
+            dqs8_signs_make(&sg, job, sign);
             /* staged a block ahead, so that the blends read each stage from the cache rather
              * than from its stores in flight */
             dqs8_stage st[2];
-            dqs8_stage_make(&st[0], job, v, it, sign);
+            dqs8_stage_make(&st[0], job, v, it, &sg, (int)kk);
             for (int b = 0; v + 8 <= end; v += 8, b ^= 1) {
-                if (v + 16 <= end) dqs8_stage_make(&st[b ^ 1], job, v + 8, it, sign);
+                if (v + 16 <= end) dqs8_stage_make(&st[b ^ 1], job, v + 8, it, &sg, (int)kk);
                 __m256 q[8];
-                const unsigned copy = dqs8_stage_blends(q, &st[b], &qt);
+                const unsigned copy = dqs8_stage_blends(q, &st[b], &qt, (int)kk);
                 dqs8_finish(q, copy, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
                             normals ? nout + 3 * v : NULL);
             }
