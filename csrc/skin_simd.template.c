@@ -3163,7 +3163,7 @@ SK_ALWAYS_INLINE unsigned dqs16_blends(__m256 q[8], const dqs16_stage *st, int h
  * The signs come from the pivots' rows of sign bits, two words a vertex by two gathers a block,
  * then shifts a slot: with a gather of the float table a slot instead, K = 4 took 1.13x the
  * time at 100k and 1.20x at 1M, and K = 8 staged so took 1.29x the time of dqs8_blend's (100k
- * and 1M, Zen 4 VM; with the bits K = 8 takes 0.95x of dqs8_blend's; same bits). */
+ * and 1M, Zen 4 VM; with the bits K = 8 takes 0.84-0.95x of dqs8_blend's; same bits). */
 
 /* The sign bits' rows as two words a row (dqs_sign_bits' bits 0-31 and 32-63). */
 typedef struct {
