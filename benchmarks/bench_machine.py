@@ -11,6 +11,9 @@ bandwidth probe of bench_skin.py) is not slowed at all.  This script measures, i
   independent 12 independent chains: as many FMAs as the core's pipes issue
   overlap     independent / chain = FMAs in flight per latency; a core to itself reaches its
               FMA pipes times the latency (2 x 4 = 8 on Zen 3 / Zen 4 / Skylake and later)
+  two at once the independent chains on the first two CPUs at the same time, each held on its
+              CPU: near the rate alone where the two have a core each, near half where they are
+              one core's two hardware threads, which caps bench_skin's threads_2_over_1
   probe       bench_skin's probe at 1M vertices (NumPy adding two (V, 6) float32 arrays), made
               and timed by bench_skin's own functions
 
@@ -68,7 +71,9 @@ int main(int argc, char **argv)
 
 
 def fma_rates():
-    """(chain FMAs/s, independent FMAs/s), or a string saying why not."""
+    """(chain FMAs/s, independent FMAs/s, pair), pair being the independent rates of two copies
+    run at once on CPUs 0 and 1 or a string saying why not; or a string saying why nothing could
+    be measured."""
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return f"not an x86-64 CPU ({platform.machine()})"
     cc = shlex.split(os.environ.get("CC", "")) or [shutil.which("cc") or shutil.which("gcc")]
@@ -89,7 +94,32 @@ def fma_rates():
         if r.returncode:
             return "this CPU cannot run AVX2 + FMA"
         chain, indep, _ = (float(v) for v in r.stdout.split())
-        return chain, indep
+        return chain, indep, _pair_rates(exe)
+
+
+def _pair_rates(exe):
+    """The independent FMA rates of two copies of `exe` held on CPUs 0 and 1 at once (each the
+    best of its seven rounds, which run side by side): each near its rate alone where the two
+    CPUs have a core each, near half where they are two hardware threads of one core (a virtual
+    machine's vCPUs can be either, and change)."""
+    if not hasattr(os, "sched_setaffinity"):
+        return "no CPU affinity on this system"
+    try:
+        cpus = sorted(os.sched_getaffinity(0))[:2]
+    except OSError as e:
+        return f"no CPU affinity: {e.strerror}"
+    if len(cpus) < 2:
+        return "fewer than two CPUs"
+    procs = [subprocess.Popen([exe], stdout=subprocess.PIPE, text=True,
+                              preexec_fn=lambda c=c: os.sched_setaffinity(0, {c}))
+             for c in cpus]
+    rates = []
+    for p in procs:
+        out, _ = p.communicate()
+        if p.returncode:
+            return "a copy failed"
+        rates.append(float(out.split()[1]))
+    return tuple(rates)
 
 
 def probe_ns(V=1_000_000, rounds=11):
@@ -108,12 +138,21 @@ def main(argv=None):
         print(f"FMA rates skipped: {rates}")
         out["fma_skipped"] = rates
     else:
-        chain, indep = rates
+        chain, indep, pair = rates
         out.update(fma_chain_per_s=chain, fma_independent_per_s=indep, fma_overlap=indep / chain)
         print(f"one FMA chain        {chain / 1e9:6.2f} G FMA/s  (one per FMA latency)")
         print(f"12 independent       {indep / 1e9:6.2f} G FMA/s")
         print(f"overlap              {indep / chain:6.2f} FMAs in flight per latency "
               "(a core to itself: 8 on Zen 3 / Zen 4 / Skylake and later)")
+        if isinstance(pair, str):
+            print(f"two at once skipped: {pair}")
+            out["fma_pair_skipped"] = pair
+        else:
+            share = min(pair) / indep
+            out.update(fma_pair_independent_per_s=list(pair), fma_pair_share=share)
+            print(f"two at once          {pair[0] / 1e9:6.2f} / {pair[1] / 1e9:.2f} G FMA/s "
+                  f"(12 independent on CPUs 0 and 1 together: the slower {share:.2f} of one "
+                  "alone; about 1 where each CPU has a core, 0.5 where they share one)")
     out["probe_ns_per_vertex_1M"] = probe_ns()
     print(f"probe at 1M vertices {out['probe_ns_per_vertex_1M']:6.2f} ns/vertex "
           "(bench_skin's bandwidth probe)")
