@@ -44,7 +44,7 @@
 
 /* The sign table's rows as bits: bit j of bits[p] set where sign[p J + j] < 0 (J <= 64), so
  * that a weight times its sign (+-1) is the weight with its sign bit flipped by bit j of the
- * pivot's row (float32: dqs16_sign_bits, dqs8_signs_make; float64 on AVX-512: dqs8d_blends, two
+ * pivot's row (float32: dqs16_sign_bits, dqs8_stage_make; float64 on AVX-512: dqs8d_blends, two
  * shifts and an exclusive or for 8 slots instead of a load, a conversion and a multiply a slot).
  * Made once a frame with the table (skin_signs.template.h), or by a range whose job has none. */
 static inline void dqs_sign_bits(uint64_t *bits, const float *sign, int64_t n_joints)
@@ -3160,25 +3160,11 @@ SK_ALWAYS_INLINE unsigned dqs16_blends(__m256 q[8], const dqs16_stage *st, int h
  * back vertex-major), so that each vertex's blend is K multiply-adds of its weights spread from
  * one load per four (lbs8_weight) instead of dqs8_blend's scalar pivot and sign lookups.  The
  * same decisions and products as dqs8_blend (a weight times -1 is its sign bit flipped).
- * The signs come from the pivots' rows of sign bits, two words a vertex by two gathers a block,
- * then shifts a slot: with a gather of the float table a slot instead, K = 4 took 1.13x the
- * time at 100k and 1.20x at 1M, and K = 8 staged so took 1.29x the time of dqs8_blend's (100k
- * and 1M, Zen 4 VM; with the bits K = 8 takes 0.84-0.95x of dqs8_blend's; same bits). */
-
-/* The sign bits' rows as two words a row (dqs_sign_bits' bits 0-31 and 32-63). */
-typedef struct {
-    int32_t lo[SK_DQS_SIGN_MAX_J], hi[SK_DQS_SIGN_MAX_J]; /* row p's low and high words */
-} dqs8_signs;
-
-SK_ALWAYS_INLINE void dqs8_signs_make(dqs8_signs *sg, const sk_skin_job_f32 *job, const float *sign)
-{
-    uint64_t own[SK_DQS_SIGN_MAX_J];
-    const uint64_t *bits = job_sign_bits(own, job->dqs_sign_bits, sign, job->n_joints);
-    for (int64_t p = 0; p < job->n_joints; ++p) {
-        sg->lo[p] = (int32_t)(uint32_t)bits[p];
-        sg->hi[p] = (int32_t)(uint32_t)(bits[p] >> 32);
-    }
-}
+ * The signs come from the pivots' rows of sign bits (dqs_sign_bits), two words a vertex by two
+ * gathers a block, then shifts a slot: with a gather of the float table a slot instead, K = 4
+ * took 1.13x the time at 100k and 1.20x at 1M, and K = 8 staged so took 1.29x the time of
+ * dqs8_blend's (100k and 1M, Zen 4 VM; with the bits K = 8 takes 0.84-0.95x of dqs8_blend's;
+ * same bits). */
 
 typedef struct {
     __attribute__((aligned(32))) float ws[64]; /* vertex i's signed weights at K i .. K i + K - 1 */
@@ -3232,7 +3218,7 @@ SK_ALWAYS_INLINE void dqs8_stage_slots(dqs8_stage *st, __m256 jf[8], __m256 w[8]
 }
 
 SK_ALWAYS_INLINE void dqs8_stage_make(dqs8_stage *st, const sk_skin_job_f32 *job, int64_t v0,
-                                      sk_index_type it, const dqs8_signs *sg, int K)
+                                      sk_index_type it, const uint64_t *bits, int K)
 {
     __m256 w[8], jf[8];
     dqs8_stage_slots(st, jf, w, job, v0, it, K);
@@ -3252,10 +3238,11 @@ SK_ALWAYS_INLINE void dqs8_stage_make(dqs8_stage *st, const sk_skin_job_f32 *job
         pivot = _mm256_min_epi32(pivot, _mm256_blendv_epi8(none, j[k], _mm256_castps_si256(
                                                                _mm256_cmp_ps(w[k], top, _CMP_EQ_OQ))));
     pivot = _mm256_blendv_epi8(pivot, j[0], _mm256_cmpeq_epi32(pivot, none));
-    /* the pivot's row of sign bits (every pivot < J: the joints are offsets_k's); a weight
-     * times its sign is the weight with its sign bit flipped by bit j of that row */
-    const __m256i lo = _mm256_i32gather_epi32(sg->lo, pivot, 4);
-    const __m256i hi = _mm256_i32gather_epi32(sg->hi, pivot, 4);
+    /* the pivot's row of sign bits (every pivot < J: the joints are offsets_k's), its low and
+     * high 32-bit words (x86 is little-endian); a weight times its sign is the weight with its
+     * sign bit flipped by bit j of that row */
+    const __m256i lo = _mm256_i32gather_epi32((const int *)bits, pivot, 8);
+    const __m256i hi = _mm256_i32gather_epi32((const int *)bits + 1, pivot, 8);
     __m256 sw[8];
 #pragma GCC unroll 8
     for (int k = 0; k < K; ++k) {
@@ -3575,14 +3562,14 @@ SK_ALWAYS_INLINE void dqs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
             v + 8 <= end) {
             dqs_quats qt;
             dqs_quats_make(&qt, job->prepared, job->n_joints);
-            dqs8_signs sg;
-            dqs8_signs_make(&sg, job, sign);
+            uint64_t own[SK_DQS_SIGN_MAX_J];
+            const uint64_t *bits = job_sign_bits(own, job->dqs_sign_bits, sign, job->n_joints);
             /* staged a block ahead, so that the blends read each stage from the cache rather
              * than from its stores in flight */
             dqs8_stage st[2];
-            dqs8_stage_make(&st[0], job, v, it, &sg, (int)kk);
+            dqs8_stage_make(&st[0], job, v, it, bits, (int)kk);
             for (int b = 0; v + 8 <= end; v += 8, b ^= 1) {
-                if (v + 16 <= end) dqs8_stage_make(&st[b ^ 1], job, v + 8, it, &sg, (int)kk);
+                if (v + 16 <= end) dqs8_stage_make(&st[b ^ 1], job, v + 8, it, bits, (int)kk);
                 __m256 q[8];
                 const unsigned copy = dqs8_stage_blends(q, &st[b], &qt, (int)kk);
                 dqs8_finish(q, copy, pin + 3 * v, normals ? nin + 3 * v : NULL, pout + 3 * v,
