@@ -23,7 +23,9 @@ Contenders:
   skinkit        lbs / dqs / rigid, float32 and float64, 1 and 2 threads, an ``Influences``
                  object (validated once) or raw arrays (validated every call), positions only or
                  with normals, one frame or a batch of frames; and the 1-thread LBS call held
-                 on each of the first two CPUs in turn (Linux), to tell the two CPUs' speeds;
+                 on each of the first two CPUs in turn (Linux), to tell the two CPUs' speeds,
+                 and two such calls at once on half the vertices each, one held on each CPU
+                 (two Python threads, no pool), to tell what the two CPUs give when both work;
                  and float32 LBS with a palette of 24 joints (SMPL's), which AVX-512 machines
                  skin by lookups in a table rather than by each vertex's rows (J <= 32).
   numpy          blend each vertex's (3, 4) matrix over its K slots (pal[idx[:, k]] * w[:, k]),
@@ -49,7 +51,11 @@ small_palette_vs_probe (J = 24; small_palette_over_lbs: its time over J = 64's);
 and, beside threads_2_over_1, what the two CPUs allow: threads_2_vs_pinned_cpus, the 2-thread
 speed over the two pinned 1-thread speeds added (1 when the threads lose nothing to each other or
 to the join), threads_2_over_1_ceiling, the ratio the 1-thread figure would give if that were 1,
-and pinned_cpus_slower_over_faster (on a virtual machine the two CPUs are often not equally fast).
+and pinned_cpus_slower_over_faster (on a virtual machine the two CPUs are often not equally fast);
+two_at_once_over_1, the 1-thread time over that of the two pinned half calls at once (what the
+machine allows threads_2_over_1 in that round: on a virtual machine whose two CPUs share a core
+or a host CPU at times, far below the pinned figures), and threads_2_vs_two_at_once, their time
+over the 2-thread call's (about 1 when the pool, the split and the join cost nothing).
 Each ratio is the median over the rounds of the ratio within one round (paired samples taken
 within a second of each other), so the slow swings of a shared machine cancel out of it; the
 ns/vertex columns are each contender's own median.
@@ -64,6 +70,7 @@ import json
 import os
 import platform
 import sys
+import threading
 import time
 import tracemalloc
 
@@ -79,6 +86,7 @@ from skinkit import _core  # noqa: E402
 
 J = 64
 SMALL_J = 24  # SMPL's joints: a palette small enough for float32 LBS's table (J <= 32)
+AT_ONCE = "lbs f32 normals 2 pinned halves at once"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,6 +179,57 @@ def placed(fn):
         yield
     finally:
         os.sched_setaffinity(0, old)
+
+
+class TwoAtOnce:
+    """Two 1-thread calls at once, each on half the vertices and each from its own Python thread
+    held on one of two CPUs: what those CPUs do together with no thread pool at all, the ceiling
+    of a 2-thread call in the same round.  The threads run ``repeat(reps)`` calls each between
+    two barriers (the kernel releases the GIL; each call's argument checks hold it for a few
+    microseconds, which only small meshes feel)."""
+
+    def __init__(self, m, cpus):
+        h = m.V // 2
+        self.calls = []
+        for s in (slice(0, h), slice(h, m.V)):
+            infl = sk.Influences(m.idx[s], m.w[s], len(m.pal))
+            kw = dict(normals=m.N[s], out=m.out[s], out_normals=m.out_n[s], threads=1)
+            self.calls.append(lambda P=m.P[s], infl=infl, kw=kw: sk.lbs(P, infl, m.pal, **kw))
+        self.reps = 0
+        self.start, self.end = threading.Barrier(3), threading.Barrier(3)
+        for call, cpu in zip(self.calls, cpus):
+            threading.Thread(target=self._work, args=(call, cpu), daemon=True).start()
+
+    def _work(self, call, cpu):
+        os.sched_setaffinity(0, {cpu})  # this thread only (Linux)
+        while True:
+            self.start.wait()
+            if self.reps is None:
+                return
+            for _ in range(self.reps):
+                call()
+            self.end.wait()
+
+    def repeat(self, reps):
+        self.reps = reps
+        self.start.wait()
+        self.end.wait()
+
+    def __call__(self):
+        self.repeat(1)
+
+    def close(self):
+        self.reps = None
+        self.start.wait()
+
+
+def repeat(fn, reps):
+    """reps calls of fn (a TwoAtOnce contender runs them in its threads, between two barriers)."""
+    if isinstance(fn, TwoAtOnce):
+        fn.repeat(reps)
+        return
+    for _ in range(reps):
+        fn()
 
 
 def numpy_call(m, normals=True):
@@ -275,8 +334,7 @@ def calibrate(fn, min_sample):
     reps, t = 1, 0.0
     while True:
         t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
+        repeat(fn, reps)
         t = time.perf_counter() - t0
         if t >= min_sample:
             return reps
@@ -294,8 +352,7 @@ def measure(contenders, rounds, min_sample):
         for k, f in contenders.items():
             with placed(f):
                 t0 = time.perf_counter()
-                for _ in range(reps[k]):
-                    f()
+                repeat(f, reps[k])
                 samples[k].append((time.perf_counter() - t0) / reps[k])
     return samples
 
@@ -336,8 +393,14 @@ def run_size(V, args, notes):
     }
     # The same 1-thread call held on each of two CPUs: how fast each CPU is in this round, so
     # the 2-thread figure can be set against what these two CPUs can do together.
-    for cpu in pinnable_cpus():
+    cpus = pinnable_cpus()
+    for cpu in cpus:
         c[f"lbs f32 normals on cpu {cpu}"] = pinned(skinkit_call(m32), cpu)
+    # and two such calls at once, on half the vertices each, one on each CPU: what the two CPUs
+    # do together in this round when both are busy (a virtual machine's two CPUs may share a
+    # core, or a host CPU, some of the time), with no pool
+    if len(cpus) == 2:
+        c[AT_ONCE] = TwoAtOnce(m32, cpus)
     c |= {
         "lbs f32 normals raw arrays": skinkit_call(m32, raw=True),
         "lbs f32 positions only": skinkit_call(m32, normals=False),
@@ -373,6 +436,9 @@ def run_size(V, args, notes):
         if n not in notes:
             notes.append(n)
     samples = measure(c, args.rounds, args.min_sample)
+    for f in c.values():
+        if isinstance(f, TwoAtOnce):
+            f.close()
     rows = []
     for name, s in samples.items():
         per = np.array(s) / (F if "batch" in name else 1)
@@ -436,6 +502,11 @@ def ratios(rows):
         out["threads_2_over_1_ceiling"] = float(np.median(t[lbs] / ideal))
         out["pinned_cpus_slower_over_faster"] = float(np.median(
             np.maximum(t[cpus[0]], t[cpus[1]]) / np.minimum(t[cpus[0]], t[cpus[1]])))
+    if AT_ONCE in t:
+        # the two CPUs busy together, with no pool: what they allowed 2 threads in each round,
+        # and how near the 2-thread call (its pool, split and join) came to that
+        out["two_at_once_over_1"] = r(lbs, AT_ONCE)
+        out["threads_2_vs_two_at_once"] = r(AT_ONCE, "lbs f32 normals 2 threads")
     if "numpy f32 normals" in t:
         out["lbs_vs_numpy"] = r("numpy f32 normals", lbs)
     if "torch smplx-style f32 positions" in t:
@@ -540,6 +611,13 @@ def main(argv=None):
               f"CPUs' 1-thread speeds added (each measured pinned in the same round; the slower "
               f"CPU took {rt['pinned_cpus_slower_over_faster']:.2f}x the faster's time), so "
               f"threads_2_over_1 could reach {rt['threads_2_over_1_ceiling']:.3f} on them")
+    if "two_at_once_over_1" in all_ratios.get(T, {}):
+        rt = all_ratios[T]
+        print(f"  context at {T:,}: two 1-thread calls at once, on half the vertices each and "
+              f"held on CPUs {' and '.join(map(str, pinnable_cpus()))}, ran at "
+              f"{rt['two_at_once_over_1']:.3f}x one call's speed (what the two CPUs gave two "
+              f"busy threads, with no pool); the 2-thread call ran at "
+              f"{rt['threads_2_vs_two_at_once']:.3f} of that")
     for V, ch in all_checks.items():
         temp = max(ch["peak_bytes_lbs_call"], ch["peak_bytes_lbs_raw_call"])
         print(f"  V = {V:>9,}: bit-identical for 1/2/3 threads: {ch['bit_identical_threads_1_2_3']}; "
