@@ -25,7 +25,8 @@ Contenders:
                  with normals, one frame or a batch of frames; and the 1-thread LBS call held
                  on each of the first two CPUs in turn (Linux), to tell the two CPUs' speeds,
                  and two such calls at once on half the vertices each, one held on each CPU
-                 (two Python threads, no pool), to tell what the two CPUs give when both work;
+                 (two Python threads, no pool, each timing its own calls), to tell what the two
+                 CPUs give when both work;
                  and float32 LBS with a palette of 24 joints (SMPL's), which AVX-512 machines
                  skin by lookups in a table rather than by each vertex's rows (J <= 32).
   numpy          blend each vertex's (3, 4) matrix over its K slots (pal[idx[:, k]] * w[:, k]),
@@ -52,10 +53,11 @@ and, beside threads_2_over_1, what the two CPUs allow: threads_2_vs_pinned_cpus,
 speed over the two pinned 1-thread speeds added (1 when the threads lose nothing to each other or
 to the join), threads_2_over_1_ceiling, the ratio the 1-thread figure would give if that were 1,
 and pinned_cpus_slower_over_faster (on a virtual machine the two CPUs are often not equally fast);
-two_at_once_over_1, the 1-thread time over that of the two pinned half calls at once (what the
-machine allows threads_2_over_1 in that round: on a virtual machine whose two CPUs share a core
-or a host CPU at times, far below the pinned figures), and threads_2_vs_two_at_once, their time
-over the 2-thread call's (about 1 when the pool, the split and the join cost nothing).
+two_at_once_over_1, the 1-thread time over the time the two pinned half calls at once would
+take sharing the work by their speeds, 2 / (1 / t_a + 1 / t_b) (what the machine allows
+threads_2_over_1 in that round: on a virtual machine whose two CPUs share a core or a host CPU at
+times, below the pinned figures), and threads_2_vs_two_at_once, that time over the 2-thread
+call's (about 1 when the pool, the split and the join cost nothing).
 Each ratio is the median over the rounds of the ratio within one round (paired samples taken
 within a second of each other), so the slow swings of a shared machine cancel out of it; the
 ns/vertex columns are each contender's own median.
@@ -183,10 +185,12 @@ def placed(fn):
 
 class TwoAtOnce:
     """Two 1-thread calls at once, each on half the vertices and each from its own Python thread
-    held on one of two CPUs: what those CPUs do together with no thread pool at all, the ceiling
-    of a 2-thread call in the same round.  The threads run ``repeat(reps)`` calls each between
-    two barriers (the kernel releases the GIL; each call's argument checks hold it for a few
-    microseconds, which only small meshes feel)."""
+    held on one of two CPUs: what those CPUs do together with no thread pool at all.  The threads
+    run ``repeat(reps)`` calls each between two barriers (the kernel releases the GIL; each call's
+    argument checks hold it for a few microseconds, which only small meshes feel), each timing
+    its own calls, and a sample is the time the two would take to share the work in proportion
+    to their speeds while both ran: 2 / (1 / t_a + 1 / t_b), which two fixed halves' wall time,
+    the slower half's, is not where one CPU runs slower than the other."""
 
     def __init__(self, m, cpus):
         h = m.V // 2
@@ -195,25 +199,30 @@ class TwoAtOnce:
             infl = sk.Influences(m.idx[s], m.w[s], len(m.pal))
             kw = dict(normals=m.N[s], out=m.out[s], out_normals=m.out_n[s], threads=1)
             self.calls.append(lambda P=m.P[s], infl=infl, kw=kw: sk.lbs(P, infl, m.pal, **kw))
-        self.reps = 0
+        self.reps, self.took = 0, [0.0, 0.0]
         self.start, self.end = threading.Barrier(3), threading.Barrier(3)
-        for call, cpu in zip(self.calls, cpus):
-            threading.Thread(target=self._work, args=(call, cpu), daemon=True).start()
+        for i, cpu in enumerate(cpus):
+            threading.Thread(target=self._work, args=(i, cpu), daemon=True).start()
 
-    def _work(self, call, cpu):
+    def _work(self, i, cpu):
         os.sched_setaffinity(0, {cpu})  # this thread only (Linux)
+        call = self.calls[i]
         while True:
             self.start.wait()
             if self.reps is None:
                 return
+            t0 = time.perf_counter()
             for _ in range(self.reps):
                 call()
+            self.took[i] = time.perf_counter() - t0
             self.end.wait()
 
     def repeat(self, reps):
+        """Seconds for reps calls of the whole mesh, the work shared as described above."""
         self.reps = reps
         self.start.wait()
         self.end.wait()
+        return 2 / (1 / self.took[0] + 1 / self.took[1])
 
     def __call__(self):
         self.repeat(1)
@@ -223,13 +232,14 @@ class TwoAtOnce:
         self.start.wait()
 
 
-def repeat(fn, reps):
-    """reps calls of fn (a TwoAtOnce contender runs them in its threads, between two barriers)."""
+def timed(fn, reps):
+    """Seconds for reps calls of fn (a TwoAtOnce contender times its own)."""
     if isinstance(fn, TwoAtOnce):
-        fn.repeat(reps)
-        return
+        return fn.repeat(reps)
+    t0 = time.perf_counter()
     for _ in range(reps):
         fn()
+    return time.perf_counter() - t0
 
 
 def numpy_call(m, normals=True):
@@ -333,9 +343,7 @@ def calibrate(fn, min_sample):
     fn()
     reps, t = 1, 0.0
     while True:
-        t0 = time.perf_counter()
-        repeat(fn, reps)
-        t = time.perf_counter() - t0
+        t = timed(fn, reps)
         if t >= min_sample:
             return reps
         reps = max(reps + 1, int(reps * min_sample / max(t, 1e-6) * 1.2))
@@ -351,9 +359,7 @@ def measure(contenders, rounds, min_sample):
     for _ in range(rounds):
         for k, f in contenders.items():
             with placed(f):
-                t0 = time.perf_counter()
-                repeat(f, reps[k])
-                samples[k].append((time.perf_counter() - t0) / reps[k])
+                samples[k].append(timed(f, reps[k]) / reps[k])
     return samples
 
 
@@ -613,11 +619,11 @@ def main(argv=None):
               f"threads_2_over_1 could reach {rt['threads_2_over_1_ceiling']:.3f} on them")
     if "two_at_once_over_1" in all_ratios.get(T, {}):
         rt = all_ratios[T]
-        print(f"  context at {T:,}: two 1-thread calls at once, on half the vertices each and "
-              f"held on CPUs {' and '.join(map(str, pinnable_cpus()))}, ran at "
-              f"{rt['two_at_once_over_1']:.3f}x one call's speed (what the two CPUs gave two "
-              f"busy threads, with no pool); the 2-thread call ran at "
-              f"{rt['threads_2_vs_two_at_once']:.3f} of that")
+        print(f"  context at {T:,}: two 1-thread calls at once, on half the vertices each, held "
+              f"on CPUs {' and '.join(map(str, pinnable_cpus()))} and each timed over its own "
+              f"calls, would share the work at {rt['two_at_once_over_1']:.3f}x one call's speed "
+              f"(what the two CPUs gave two busy threads, with no pool); the 2-thread call ran "
+              f"at {rt['threads_2_vs_two_at_once']:.3f} of that")
     for V, ch in all_checks.items():
         temp = max(ch["peak_bytes_lbs_call"], ch["peak_bytes_lbs_raw_call"])
         print(f"  V = {V:>9,}: bit-identical for 1/2/3 threads: {ch['bit_identical_threads_1_2_3']}; "
