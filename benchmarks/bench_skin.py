@@ -205,17 +205,22 @@ class TwoAtOnce:
             threading.Thread(target=self._work, args=(i, cpu), daemon=True).start()
 
     def _work(self, i, cpu):
-        os.sched_setaffinity(0, {cpu})  # this thread only (Linux)
-        call = self.calls[i]
-        while True:
-            self.start.wait()
-            if self.reps is None:
-                return
-            t0 = time.perf_counter()
-            for _ in range(self.reps):
-                call()
-            self.took[i] = time.perf_counter() - t0
-            self.end.wait()
+        try:
+            os.sched_setaffinity(0, {cpu})  # this thread only (Linux)
+            call = self.calls[i]
+            while True:
+                self.start.wait()
+                if self.reps is None:
+                    return
+                t0 = time.perf_counter()
+                for _ in range(self.reps):
+                    call()
+                self.took[i] = time.perf_counter() - t0
+                self.end.wait()
+        except BaseException:  # the waiting side gets BrokenBarrierError, not a hang
+            self.start.abort()
+            self.end.abort()
+            raise
 
     def repeat(self, reps):
         """Seconds for reps calls of the whole mesh, the work shared as described above."""
