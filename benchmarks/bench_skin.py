@@ -189,8 +189,8 @@ class TwoAtOnce:
     run ``repeat(reps)`` calls each between two barriers (the kernel releases the GIL; each call's
     argument checks hold it for a few microseconds, which only small meshes feel), each timing
     its own calls, and a sample is the time the two would take to share the work in proportion
-    to their speeds while both ran: 2 / (1 / t_a + 1 / t_b), which two fixed halves' wall time,
-    the slower half's, is not where one CPU runs slower than the other."""
+    to their speeds while both ran, 2 / (1 / t_a + 1 / t_b): the two fixed halves' wall time is
+    the slower half's, which undersells the pair where one CPU runs slower than the other."""
 
     def __init__(self, m, cpus):
         h = m.V // 2
