@@ -71,9 +71,9 @@ int main(int argc, char **argv)
 
 
 def fma_rates():
-    """(chain FMAs/s, independent FMAs/s, pair), pair being the independent rates of two copies
-    run at once on CPUs 0 and 1 or a string saying why not; or a string saying why nothing could
-    be measured."""
+    """(chain FMAs/s, independent FMAs/s, pair), pair being (cpus, rates): the independent rates of
+    two copies run at once on the first two CPUs, or a string saying why not; or a string saying
+    why nothing could be measured."""
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return f"not an x86-64 CPU ({platform.machine()})"
     cc = shlex.split(os.environ.get("CC", "")) or [shutil.which("cc") or shutil.which("gcc")]
@@ -98,18 +98,13 @@ def fma_rates():
 
 
 def _pair_rates(exe):
-    """The independent FMA rates of two copies of `exe` held on CPUs 0 and 1 at once (each the
-    best of its seven rounds, which run side by side): each near its rate alone where the two
-    CPUs have a core each, near half where they are two hardware threads of one core (a virtual
-    machine's vCPUs can be either, and change)."""
-    if not hasattr(os, "sched_setaffinity"):
-        return "no CPU affinity on this system"
-    try:
-        cpus = sorted(os.sched_getaffinity(0))[:2]
-    except OSError as e:
-        return f"no CPU affinity: {e.strerror}"
+    """The CPUs and the independent FMA rates of two copies of `exe` held on bench_skin's two
+    pinnable CPUs at once (each the best of its seven rounds, which run side by side): each near
+    its rate alone where the two CPUs have a core each, near half where they are two hardware
+    threads of one core (a virtual machine's vCPUs can be either, and change)."""
+    cpus = bench_skin.pinnable_cpus()
     if len(cpus) < 2:
-        return "fewer than two CPUs"
+        return "no two CPUs to hold the copies on (CPU affinity is Linux's)"
     procs = [subprocess.Popen([exe], stdout=subprocess.PIPE, text=True,
                               preexec_fn=lambda c=c: os.sched_setaffinity(0, {c}))
              for c in cpus]
@@ -119,7 +114,7 @@ def _pair_rates(exe):
         if p.returncode:
             return "a copy failed"
         rates.append(float(out.split()[1]))
-    return tuple(rates)
+    return cpus, tuple(rates)
 
 
 def probe_ns(V=1_000_000, rounds=11):
@@ -148,11 +143,14 @@ def main(argv=None):
             print(f"two at once skipped: {pair}")
             out["fma_pair_skipped"] = pair
         else:
+            cpus, pair = pair
             share = min(pair) / indep
-            out.update(fma_pair_independent_per_s=list(pair), fma_pair_share=share)
+            out.update(fma_pair_cpus=cpus, fma_pair_independent_per_s=list(pair),
+                       fma_pair_share=share)
             print(f"two at once          {pair[0] / 1e9:6.2f} / {pair[1] / 1e9:.2f} G FMA/s "
-                  f"(12 independent on CPUs 0 and 1 together: the slower {share:.2f} of one "
-                  "alone; about 1 where each CPU has a core, 0.5 where they share one)")
+                  f"(12 independent on CPUs {cpus[0]} and {cpus[1]} together: the slower "
+                  f"{share:.2f} of one alone; about 1 where each CPU has a core, 0.5 where they "
+                  "share one)")
     out["probe_ns_per_vertex_1M"] = probe_ns()
     print(f"probe at 1M vertices {out['probe_ns_per_vertex_1M']:6.2f} ns/vertex "
           "(bench_skin's bandwidth probe)")
