@@ -7,41 +7,30 @@
 #define SK_TEMPLATE "skin_lbs.template.c"
 #include "skin_instantiate.h"
 
-/* Whether any of n contiguous rigid indices is >= n_joints (negative ones are fine: not
- * skinned): branch-free loops the compiler vectorizes. */
-static int rigid_any_bad(const char *p, sk_index_type type, int64_t n, int64_t n_joints)
-{
-    int any = 0;
-    switch (type) {
-    case SK_INDEX_U8:
-        for (int64_t i = 0; i < n; ++i) any |= (int64_t)((const uint8_t *)p)[i] >= n_joints;
-        break;
-    case SK_INDEX_U16:
-        for (int64_t i = 0; i < n; ++i) any |= (int64_t)((const uint16_t *)p)[i] >= n_joints;
-        break;
-    case SK_INDEX_U32:
-        for (int64_t i = 0; i < n; ++i) any |= (int64_t)((const uint32_t *)p)[i] >= n_joints;
-        break;
-    case SK_INDEX_I32:
-        for (int64_t i = 0; i < n; ++i) any |= (int64_t)((const int32_t *)p)[i] >= n_joints;
-        break;
-    default:
-        for (int64_t i = 0; i < n; ++i) any |= ((const int64_t *)p)[i] >= n_joints;
-        break;
-    }
-    return any;
-}
+/* The rigid indices' fast check (skin_rigidbad.template.h), portable build. */
+#define SK_RIGIDBAD_LINKAGE static
+#define SK_RIGIDBAD_NAME rigid_any_bad
+#include "skin_rigidbad.template.h"
+#undef SK_RIGIDBAD_NAME
+#undef SK_RIGIDBAD_LINKAGE
 
 sk_result sk_validate_rigid_indices(const sk_stream *indices, sk_index_type type,
                                     int64_t n_vertices, int64_t n_joints, int64_t *bad)
 {
     static const ptrdiff_t isize[] = {1, 2, 4, 4, 8};
     const int64_t chunk = 4096;
+    int (*any_bad)(const void *, sk_index_type, int64_t, int64_t) = rigid_any_bad;
+#ifdef SK_BUILD_AVX512
+    if (sk_simd_current() == SK_SIMD_AVX512) any_bad = sk_rigid_any_bad_avx512;
+#endif
+#ifdef SK_BUILD_AVX2
+    if (sk_simd_current() == SK_SIMD_AVX2) any_bad = sk_rigid_any_bad_avx2;
+#endif
     for (int64_t v0 = 0; v0 < n_vertices; v0 += chunk) {
         int64_t v1 = n_vertices - v0 < chunk ? n_vertices : v0 + chunk;
         const char *p = (const char *)indices->data + v0 * indices->row;
         /* contiguous indices: a chunk at a time, re-read one by one only when it fails */
-        if (indices->row == isize[type] && !rigid_any_bad(p, type, v1 - v0, n_joints)) continue;
+        if (indices->row == isize[type] && !any_bad(p, type, v1 - v0, n_joints)) continue;
         for (int64_t v = v0; v < v1; ++v) {
             int64_t j = sk_read_index((const char *)indices->data + v * indices->row, type);
             if (j >= n_joints) {

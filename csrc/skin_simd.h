@@ -58,6 +58,10 @@ int sk_any_bad_avx2_f64(const void *ip, sk_index_type it, const double *wp, int6
 int sk_any_bad_avx512_f32(const void *ip, sk_index_type it, const float *wp, int64_t n, int64_t n_joints);
 int sk_any_bad_avx512_f64(const void *ip, sk_index_type it, const double *wp, int64_t n, int64_t n_joints);
 
+/* The rigid indices' fast check (skin_rigidbad.template.h) compiled for AVX2 / AVX-512. */
+int sk_rigid_any_bad_avx2(const void *p, sk_index_type it, int64_t n, int64_t n_joints);
+int sk_rigid_any_bad_avx512(const void *p, sk_index_type it, int64_t n, int64_t n_joints);
+
 /* DQS's hemisphere signs (skin_signs.template.h) compiled for AVX2 / AVX-512. */
 int sk_dqs_signs_avx2_f32(float *sign, uint64_t *bits, const float *quats, ptrdiff_t stride,
                            int64_t n_joints);

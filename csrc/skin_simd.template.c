@@ -41,6 +41,11 @@
 #undef SK_T
 #undef SK_ANYBAD_NAME
 #undef SK_ANYBAD_LINKAGE
+#define SK_RIGIDBAD_LINKAGE
+#define SK_RIGIDBAD_NAME SK_ISA(sk_rigid_any_bad, )
+#include "skin_rigidbad.template.h"
+#undef SK_RIGIDBAD_NAME
+#undef SK_RIGIDBAD_LINKAGE
 
 /* The sign table's rows as bits: bit j of bits[p] set where sign[p J + j] < 0 (J <= 64), so
  * that a weight times its sign (+-1) is the weight with its sign bit flipped by bit j of the

@@ -638,6 +638,51 @@ def test_validation_reports_the_first_bad_vertex(index_dtype, dtype, influences,
                 assert not out.any()  # nothing written
 
 
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+def test_rigid_validation_reports_the_first_bad_vertex(path, index_dtype, random_palette):
+    """Rigid indices are checked 4096 at a time in each type's own width (each path's loop),
+    then re-read one by one where a chunk fails: a first bad index (J, or the type's largest
+    value) on either side of a chunk's edge, in the last and short chunk, or before another;
+    negative ones are copied vertices, not errors."""
+    rng = np.random.default_rng(4)
+    V, J = 10_001, 20
+    P = rng.normal(size=(V, 3))
+    pal = random_palette(rng, J)
+    idx = rng.integers(0, J, V).astype(index_dtype)
+    if np.issubdtype(index_dtype, np.signedinteger):
+        idx[::7] = -1
+    want = sk.rigid(P, idx.astype(np.int64), pal)
+    assert np.array_equal(sk.rigid(P, idx, pal), want)
+    for first, second in ((0, V - 1), (4095, 4096), (4096, None), (8191, 9000), (V - 1, None)):
+        for value in (J, np.iinfo(index_dtype).max):
+            i2 = idx.copy()
+            i2[first] = value
+            if second is not None:
+                i2[second] = J
+            out = np.zeros_like(P)
+            with pytest.raises(IndexError, match=f"^indices: .* at vertex {first}$"):
+                sk.rigid(P, i2, pal, out=out)
+            assert not out.any()  # nothing written
+
+
+@pytest.mark.parametrize("index_dtype", [np.uint8, np.uint16])
+def test_rigid_indices_below_joints_past_their_type(path, index_dtype, random_palette):
+    """A palette with more joints than the index type can name leaves no index out of range;
+    one with exactly the type's largest value as J makes that value the only bad one."""
+    rng = np.random.default_rng(5)
+    top = int(np.iinfo(index_dtype).max)
+    V = 5000
+    P = rng.normal(size=(V, 3))
+    idx = rng.integers(0, top + 1, V).astype(index_dtype)
+    idx[[0, 4097, V - 1]] = top
+    pal = random_palette(rng, top + 1)
+    assert np.array_equal(sk.rigid(P, idx, pal), sk.rigid(P, idx.astype(np.int64), pal))
+    with pytest.raises(IndexError, match="at vertex 0$"):
+        sk.rigid(P, idx, pal[:top])
+    assert np.array_equal(sk.rigid(P, np.minimum(idx, top - 1), pal[:top]),
+                          sk.rigid(P, np.minimum(idx, top - 1).astype(np.int64), pal[:top]))
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_validation_of_large_influences_reports_the_first_bad_vertex(dtype, influences,
                                                                      random_palette):
