@@ -409,6 +409,41 @@ def test_fewer_than_four_unorm_weights_match_them_padded(path, bits, influences,
     assert np.array_equal(got, sk.lbs(P, idx4, w4, pal))
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("method", ["lbs", "dqs", "cor"])
+@pytest.mark.parametrize("K", [4, 8])
+def test_wide_joints_give_the_bits_of_int32(path, dtype, method, K, unit_rows, influences,
+                                            random_palette):
+    """int64 joints (NumPy's default integer) and uint32 ones are narrowed to int32 a chunk of
+    vertices at a time, the first chunk up to the outputs' next 64-byte line: the bits of int32
+    joints whatever the layout, the outputs' alignment and the threads.  The zero-weight slots
+    hold garbage that only a 64-bit range check reads right (2**32 + 1 is joint 1 in 32 bits)."""
+    rng = np.random.default_rng(31)
+    V, J = 1500, 40
+    P = rng.normal(size=(V, 3)).astype(dtype)
+    N = unit_rows(rng, V).astype(dtype)
+    C = rng.normal(size=(V, 3)).astype(dtype)
+    idx, w = influences(rng, V, J, K, np.int32, dtype, zero_rows=[3, 700])
+    pal = random_palette(rng, J)
+    fn = getattr(sk, method)
+    kw = {"centers": C} if method == "cor" else {}
+    want_p, want_n = fn(P, idx, w, pal, normals=N, **kw)
+    zero = w == 0
+    for index_dtype, garbage in ((np.int64, [2**32 + 1, -1, 2**62]),
+                                 (np.uint32, [2**32 - 1, 2**31 + 1])):
+        wide = idx.astype(index_dtype)
+        wide[zero] = rng.choice(np.array(garbage, index_dtype), int(zero.sum()))
+        for iv in (wide, np.asfortranarray(wide), sk.Influences(wide, w, J)):
+            args = (iv, pal) if isinstance(iv, sk.Influences) else (iv, w, pal)
+            for threads, skip in ((1, 0), (2, 1), (3, 5)):
+                bp = np.zeros((V + skip, 3), dtype)  # outputs `skip` vertices past a line
+                bn = np.zeros((V + skip, 3), dtype)
+                p, n = fn(P, *args, normals=N, out=bp[skip:], out_normals=bn[skip:],
+                          threads=threads, **kw)
+                assert np.array_equal(p, want_p) and np.array_equal(n, want_n), \
+                    (index_dtype, type(iv), threads, skip)
+
+
 def _layouts(A):
     V, n = A.shape
     inter = np.zeros((V, 8), A.dtype)
