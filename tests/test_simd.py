@@ -444,6 +444,39 @@ def test_wide_joints_give_the_bits_of_int32(path, dtype, method, K, unit_rows, i
                     (index_dtype, type(iv), threads, skip)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_rigid_joints_of_every_type_give_the_bits_of_uint16(path, dtype, unit_rows,
+                                                            random_palette):
+    """Rigid joints of the other types are narrowed to uint16 a chunk of vertices at a time (the
+    first up to the outputs' next 64-byte line), a negative one to a copied vertex: the bits of
+    uint16 joints, with copies where the index is negative, whatever the layout and threads."""
+    rng = np.random.default_rng(32)
+    V, J = 9000, 40
+    P = rng.normal(size=(V, 3)).astype(dtype)
+    N = unit_rows(rng, V).astype(dtype)
+    pal = random_palette(rng, J)
+    j = rng.integers(0, J, V)
+    copied = rng.random(V) < 0.1
+    want_p, want_n = sk.rigid(P, j.astype(np.uint16), pal, normals=N)
+    for index_dtype in (np.uint8, np.uint32, np.int32, np.int64):
+        jt = j.astype(index_dtype)
+        if np.issubdtype(index_dtype, np.signedinteger):
+            jt[copied] = rng.choice(np.array([-1, np.iinfo(index_dtype).min], index_dtype),
+                                    int(copied.sum()))
+        wide = np.zeros((V, 3), index_dtype)
+        wide[:, 1] = jt
+        for iv in (jt, wide[:, 1], wide[:, 1:2]):
+            for threads, skip in ((1, 0), (2, 1), (3, 5)):
+                bp = np.zeros((V + skip, 3), dtype)  # outputs `skip` vertices past a line
+                bn = np.zeros((V + skip, 3), dtype)
+                p, n = sk.rigid(P, iv, pal, normals=N, out=bp[skip:], out_normals=bn[skip:],
+                                threads=threads)
+                want = np.where(copied[:, None], P, want_p) if jt.min() < 0 else want_p
+                want_nn = np.where(copied[:, None], N, want_n) if jt.min() < 0 else want_n
+                assert np.array_equal(p, want) and np.array_equal(n, want_nn), \
+                    (index_dtype, iv.strides, threads, skip)
+
+
 def _layouts(A):
     V, n = A.shape
     inter = np.zeros((V, 8), A.dtype)
