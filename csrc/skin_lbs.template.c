@@ -34,8 +34,9 @@ static sk_result SK_FN(validate_rows)(const sk_influences *in, int64_t v0, int64
 #undef SK_ANYBAD_NAME
 #undef SK_ANYBAD_LINKAGE
 
-/* The fast check over n contiguous (index, float weight) pairs at ip / wp, a chunk at a time
- * with the widest vectors the CPU has (any_bad): the first pair of the first chunk that holds a
+/* The fast check over n contiguous (index, weight) pairs at ip / wp, a chunk at a time (float
+ * weights with the widest vectors the CPU has, any_bad; unorm ones by unorm_any_bad, skin_lbs.c):
+ * the first pair of the first chunk that holds a
  * problem (and in *end the pair after that chunk), or -1 when none does.
  * Once the pairs outgrow the caches the pass runs at the speed of memory, and faster with the
  * lines asked for ahead than with the hardware's prefetch alone: chunks of 256 pairs, each
@@ -43,11 +44,11 @@ static sk_result SK_FN(validate_rows)(const sk_influences *in, int64_t v0, int64
  * vertices, K = 4, float32, on a Cascade Lake Xeon (float64: 0.98-1.0x; see
  * benchmarks/README.md).  Pairs that fit in the caches take chunks of 4096 without the prefetch,
  * which would cost them 1.1-1.5x. */
-static int64_t SK_FN(first_bad_chunk)(const char *ip, const SK_T *wp, int64_t n, sk_index_type it,
-                                      int64_t n_joints, int64_t *end)
+static int64_t SK_FN(first_bad_chunk)(const char *ip, const char *wp, int64_t n, sk_index_type it,
+                                      sk_weight_type wt, int64_t n_joints, int64_t *end)
 {
-    static const ptrdiff_t isize[] = {1, 2, 4, 4, 8};
-    const ptrdiff_t is = isize[it];
+    static const ptrdiff_t isize[] = {1, 2, 4, 4, 8}, wsize[] = {sizeof(SK_T), 1, 2};
+    const ptrdiff_t is = isize[it], ws = wsize[wt];
     int (*any_bad)(const void *, sk_index_type, const SK_T *, int64_t, int64_t) = SK_FN(any_bad);
 #ifdef SK_BUILD_AVX512
     if (sk_simd_current() == SK_SIMD_AVX512) any_bad = SK_FN(sk_any_bad_avx512);
@@ -56,16 +57,18 @@ static int64_t SK_FN(first_bad_chunk)(const char *ip, const SK_T *wp, int64_t n,
     if (sk_simd_current() == SK_SIMD_AVX2) any_bad = SK_FN(sk_any_bad_avx2);
 #endif
     const int64_t ahead = 6144 / (int64_t)sizeof(SK_T);
-    const int stream = n * (is + (int64_t)sizeof(SK_T)) > ((int64_t)8 << 20);
+    const int stream = n * (is + ws) > ((int64_t)8 << 20);
     const int64_t chunk = stream ? 256 : 4096;
     for (int64_t e0 = 0; e0 < n; e0 += chunk) {
         const int64_t e1 = n - e0 < chunk ? n : e0 + chunk;
         if (stream && e1 + ahead <= n) {
-            const char *pi = ip + (e0 + ahead) * is, *pw = (const char *)(wp + e0 + ahead);
-            for (int64_t b = 0; b < chunk * is; b += 64) SK_PREFETCH(pi + b);
-            for (int64_t b = 0; b < chunk * (int64_t)sizeof(SK_T); b += 64) SK_PREFETCH(pw + b);
+            const char *ai = ip + (e0 + ahead) * is, *aw = wp + (e0 + ahead) * ws;
+            for (int64_t b = 0; b < chunk * is; b += 64) SK_PREFETCH(ai + b);
+            for (int64_t b = 0; b < chunk * ws; b += 64) SK_PREFETCH(aw + b);
         }
-        if (any_bad(ip + e0 * is, it, wp + e0, e1 - e0, n_joints)) {
+        const char *pi = ip + e0 * is, *pw = wp + e0 * ws;
+        if (wt == SK_WEIGHT_FLOAT ? any_bad(pi, it, (const SK_T *)pw, e1 - e0, n_joints)
+                                  : unorm_any_bad(pi, it, pw, wt, e1 - e0, n_joints)) {
             *end = e1;
             return e0;
         }
@@ -78,17 +81,19 @@ sk_result SK_FN(sk_validate_influences)(const sk_influences *in, int64_t n_verti
 {
     if (in->k < 1 || n_joints < 1) return SK_ERR_BAD_ARGUMENT;
     static const ptrdiff_t isize[] = {1, 2, 4, 4, 8};
-    const ptrdiff_t is = isize[in->index_type], k = (ptrdiff_t)in->k, ws = sizeof(SK_T);
-    const int fast = in->weight_type == SK_WEIGHT_FLOAT && n_joints <= (int64_t)UINT32_MAX;
+    static const ptrdiff_t wsize[] = {sizeof(SK_T), 1, 2};
+    const ptrdiff_t is = isize[in->index_type], k = (ptrdiff_t)in->k, ws = wsize[in->weight_type];
+    const int fast = n_joints <= (int64_t)UINT32_MAX; /* 32-bit comparisons in the fast loops */
     const char *ip = (const char *)in->indices.data;
     const char *wp = (const char *)in->weights.data;
     int64_t e0, e1;
     if (fast && in->weights.elem == ws && in->weights.row == k * ws && in->indices.elem == is &&
         in->indices.row == k * is) {
-        /* C-contiguous float influences (the common case, and every Influences built by
-         * skinkit): the (index, weight) pairs as two flat arrays; a chunk that fails is re-read
-         * row by row by the exact check, which finds the first problem. */
-        e0 = SK_FN(first_bad_chunk)(ip, (const SK_T *)wp, n_vertices * k, in->index_type,
+        /* C-contiguous influences (the common case, and every Influences built by skinkit):
+         * the (index, weight) pairs as two flat arrays; a chunk that fails is re-read row by row
+         * by the exact check, which finds the first problem.  (Unorm weights row by row: the
+         * LBS call 2.3-2.7x its time with an Influences, float32, K = 4, 100k.) */
+        e0 = SK_FN(first_bad_chunk)(ip, wp, n_vertices * k, in->index_type, in->weight_type,
                                     n_joints, &e1);
         return e0 < 0 ? SK_OK
                       : SK_FN(validate_rows)(in, e0 / k, (e1 + k - 1) / k, n_joints, bad);
@@ -99,9 +104,9 @@ sk_result SK_FN(sk_validate_influences)(const sk_influences *in, int64_t n_verti
          * time of the LBS call with an Influences, K = 4, float32, 100k).  A chunk that fails
          * holds a problem, so the first one is before its end: the exact check up to there. */
         for (ptrdiff_t s = 0; s < k; ++s) {
-            e0 = SK_FN(first_bad_chunk)(ip + s * in->indices.elem,
-                                        (const SK_T *)(wp + s * in->weights.elem), n_vertices,
-                                        in->index_type, n_joints, &e1);
+            e0 = SK_FN(first_bad_chunk)(ip + s * in->indices.elem, wp + s * in->weights.elem,
+                                        n_vertices, in->index_type, in->weight_type, n_joints,
+                                        &e1);
             if (e0 >= 0) return SK_FN(validate_rows)(in, 0, e1, n_joints, bad);
         }
         return SK_OK;

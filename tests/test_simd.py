@@ -707,6 +707,35 @@ def test_validation_reports_the_first_bad_vertex(index_dtype, dtype, influences,
 
 
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+@pytest.mark.parametrize("bits", [8, 16])
+def test_validation_of_unorm_weights_reports_the_first_bad_vertex(index_dtype, bits, influences,
+                                                                  random_palette):
+    """Raw unorm weights take the fast pass too (C order by rows, Fortran order by slot
+    columns, 4096 pairs a chunk): a bad index under a non-zero weight on either side of a
+    chunk's edge, or before another, is reported at the first vertex; under a zero weight it is
+    never read."""
+    rng = np.random.default_rng(6)
+    V, J, K = 9000, 20, 4
+    P = rng.normal(size=(V, 3)).astype(np.float32)
+    idx, w = influences(rng, V, J, K, index_dtype, np.float64, zero_rows=[3, V - 2])
+    q = np.round(w * (2**bits - 1)).astype(np.uint8 if bits == 8 else np.uint16)
+    pal = random_palette(rng, J)
+    sk.lbs(P, idx, q, pal)  # valid, garbage indices under zero weights included
+    sk.lbs(P, np.asfortranarray(idx), np.asfortranarray(q), pal)
+    bad_index = -1 if np.issubdtype(index_dtype, np.signedinteger) else J
+    for first, second in ((0, V - 1), (1023, 1024), (4095, 4096), (5000, 8000), (V - 1, None)):
+        i2, q2 = idx.copy(), q.copy()
+        for v in (first, second):
+            if v is not None:
+                q2[v, v % K], i2[v, v % K] = 1, bad_index
+        for iv, wv in ((i2, q2), (np.asfortranarray(i2), np.asfortranarray(q2))):
+            out = np.zeros_like(P)
+            with pytest.raises(IndexError, match=f"at vertex {first}$"):
+                sk.lbs(P, iv, wv, pal, out=out)
+            assert not out.any()  # nothing written
+
+
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
 def test_rigid_validation_reports_the_first_bad_vertex(path, index_dtype, random_palette):
     """Rigid indices are checked 4096 at a time in each type's own width (each path's loop),
     then re-read one by one where a chunk fails: a first bad index (J, or the type's largest
