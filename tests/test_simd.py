@@ -433,7 +433,9 @@ def test_wide_joints_give_the_bits_of_int32(path, dtype, method, K, unit_rows, i
                                  (np.uint32, [2**32 - 1, 2**31 + 1])):
         wide = idx.astype(index_dtype)
         wide[zero] = rng.choice(np.array(garbage, index_dtype), int(zero.sum()))
-        for iv in (wide, np.asfortranarray(wide), sk.Influences(wide, w, J)):
+        sliced = np.zeros((V, K + 3), index_dtype)  # the rows of a slice (argpartition's)
+        sliced[:, 1:K + 1] = wide
+        for iv in (wide, np.asfortranarray(wide), sliced[:, 1:K + 1], sk.Influences(wide, w, J)):
             args = (iv, pal) if isinstance(iv, sk.Influences) else (iv, w, pal)
             for threads, skip in ((1, 0), (2, 1), (3, 5)):
                 bp = np.zeros((V + skip, 3), dtype)  # outputs `skip` vertices past a line
