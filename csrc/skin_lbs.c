@@ -5,36 +5,22 @@
 #include "skin_simd.h"
 
 /* The validation pass's fast loop for unorm weights (skin_lbs.template.c's first_bad_chunk):
- * whether any of n (index, uint8 / uint16 weight) pairs has an index outside [0, n_joints)
- * under a non-zero weight (a unorm weight is never NaN nor negative).  Branch-free, so the
- * compiler vectorizes it; a negative signed index is huge once unsigned.  n_joints <=
- * UINT32_MAX. */
-#define SK_UNORM_LOOP(WT, IT, UT, J)                                                             \
-    for (int64_t i = 0; i < n; ++i)                                                              \
-        any |= (((const WT *)wp)[i] != 0) & ((UT)((const IT *)ip)[i] >= (J));
-#define SK_UNORM_LOOPS(WT)                                                                       \
-    switch (it) {                                                                                \
-    case SK_INDEX_U8: SK_UNORM_LOOP(WT, uint8_t, uint32_t, j32) break;                           \
-    case SK_INDEX_U16: SK_UNORM_LOOP(WT, uint16_t, uint32_t, j32) break;                         \
-    case SK_INDEX_U32: SK_UNORM_LOOP(WT, uint32_t, uint32_t, j32) break;                         \
-    case SK_INDEX_I32: SK_UNORM_LOOP(WT, int32_t, uint32_t, j32) break;                          \
-    default: SK_UNORM_LOOP(WT, int64_t, uint64_t, j64) break;                                    \
-    }
-
-static int unorm_any_bad(const void *ip, sk_index_type it, const void *wp, sk_weight_type wt,
-                         int64_t n, int64_t n_joints)
-{
-    const uint32_t j32 = (uint32_t)n_joints;
-    const uint64_t j64 = (uint64_t)n_joints;
-    int any = 0;
-    if (wt == SK_WEIGHT_UNORM8)
-        SK_UNORM_LOOPS(uint8_t)
-    else
-        SK_UNORM_LOOPS(uint16_t)
-    return any;
-}
-#undef SK_UNORM_LOOPS
-#undef SK_UNORM_LOOP
+ * skin_anybad.template.h's, whose only check for them is an index outside [0, n_joints) under
+ * a non-zero weight. */
+#define SK_ANYBAD_UNORM
+#define SK_ANYBAD_LINKAGE static
+#define SK_T uint8_t
+#define SK_ANYBAD_NAME unorm8_any_bad
+#include "skin_anybad.template.h"
+#undef SK_T
+#undef SK_ANYBAD_NAME
+#define SK_T uint16_t
+#define SK_ANYBAD_NAME unorm16_any_bad
+#include "skin_anybad.template.h"
+#undef SK_T
+#undef SK_ANYBAD_NAME
+#undef SK_ANYBAD_LINKAGE
+#undef SK_ANYBAD_UNORM
 
 #define SK_TEMPLATE "skin_lbs.template.c"
 #include "skin_instantiate.h"

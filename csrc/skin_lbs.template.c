@@ -36,8 +36,8 @@ static sk_result SK_FN(validate_rows)(const sk_influences *in, int64_t v0, int64
 
 /* The fast check over n contiguous (index, weight) pairs at ip / wp, a chunk at a time (float
  * weights with the widest vectors the CPU has, any_bad; unorm ones by skin_lbs.c's
- * unorm_any_bad): the first pair of the first chunk that holds a problem (and in *end the pair
- * after that chunk), or -1 when none does.
+ * unorm8_any_bad / unorm16_any_bad): the first pair of the first chunk that holds a problem
+ * (and in *end the pair after that chunk), or -1 when none does.
  * Once the pairs outgrow the caches the pass runs at the speed of memory, and faster with the
  * lines asked for ahead than with the hardware's prefetch alone: chunks of 256 pairs, each
  * asking for the pairs 6 KB of weights ahead (1536 in float32), took 0.8x the time at 1M
@@ -67,8 +67,10 @@ static int64_t SK_FN(first_bad_chunk)(const char *ip, const char *wp, int64_t n,
             for (int64_t b = 0; b < chunk * ws; b += 64) SK_PREFETCH(aw + b);
         }
         const char *pi = ip + e0 * is, *pw = wp + e0 * ws;
-        if (wt == SK_WEIGHT_FLOAT ? any_bad(pi, it, (const SK_T *)pw, e1 - e0, n_joints)
-                                  : unorm_any_bad(pi, it, pw, wt, e1 - e0, n_joints)) {
+        const int64_t m = e1 - e0;
+        if (wt == SK_WEIGHT_FLOAT    ? any_bad(pi, it, (const SK_T *)pw, m, n_joints)
+            : wt == SK_WEIGHT_UNORM8 ? unorm8_any_bad(pi, it, (const uint8_t *)pw, m, n_joints)
+                                     : unorm16_any_bad(pi, it, (const uint16_t *)pw, m, n_joints)) {
             *end = e1;
             return e0;
         }

@@ -616,6 +616,17 @@ SK_ALWAYS_INLINE int chunk_head(const sk_stream *out_positions, int64_t begin)
                 to_[s_]->data = (char *)from_[s_]->data + (v) * from_[s_]->row;                  \
     } while (0)
 
+/* The first lines of a kernel function `self`: a job that `cond` says goes in chunks through
+ * the wrapper `chunked` (SIMD_PADDED's, SIMD_NARROWED's), which calls `self` again on each
+ * chunk's job; else on to the lines after. */
+#define SIMD_CHUNKED_OR_GO_ON(cond, job, begin, end, self, chunked)                              \
+    do {                                                                                         \
+        if (cond) {                                                                              \
+            chunked(job, begin, end, self);                                                      \
+            return;                                                                              \
+        }                                                                                        \
+    } while (0)
+
 #ifdef __AVX512F__
 /* ------------------------------------------------------------------------------------------
  * One to three influences a vertex (skinkit's own binders: `nearest` gives K = 1, `proximity`
@@ -789,15 +800,9 @@ SIMD_PAD_FILL(pad_fill_f64, double, simd_weight_f64)
 SIMD_PADDED(padded_f32, pad_fill_f32, sk_skin_job_f32, float, 1024)
 SIMD_PADDED(padded_f64, pad_fill_f64, sk_skin_job_f64, double, 512)
 
-/* The first line of a kernel function `self`: jobs of 1-3 influences a vertex through it again,
- * padded. */
+/* Jobs of 1-3 influences a vertex through `self` again, padded. */
 #define SIMD_PAD_OR_GO_ON(job, begin, end, self, padded)                                         \
-    do {                                                                                         \
-        if (SIMD_PAD_JOB(job)) {                                                                 \
-            padded(job, begin, end, self);                                                       \
-            return;                                                                              \
-        }                                                                                        \
-    } while (0)
+    SIMD_CHUNKED_OR_GO_ON(SIMD_PAD_JOB(job), job, begin, end, self, padded)
 #else /* AVX2: the loops for any K (see above) */
 #define SIMD_PAD_OR_GO_ON(job, begin, end, self, padded) ((void)0)
 #endif
@@ -939,22 +944,11 @@ static __attribute__((noinline)) void narrow_rigid_joints(uint16_t *dst, const s
 SIMD_NARROWED_RIGID(narrowed_rigid_f32, sk_skin_job_f32)
 
 #define SIMD_NARROW_RIGID_OR_GO_ON(job, begin, end, self, narrowed)                              \
-    do {                                                                                         \
-        if (SIMD_NARROW_RIGID_JOB(job)) {                                                        \
-            narrowed(job, begin, end, self);                                                     \
-            return;                                                                              \
-        }                                                                                        \
-    } while (0)
+    SIMD_CHUNKED_OR_GO_ON(SIMD_NARROW_RIGID_JOB(job), job, begin, end, self, narrowed)
 
-/* The first line of a kernel function `self` (before SIMD_PAD_OR_GO_ON): jobs of int64 or
- * uint32 joints through it again, narrowed. */
+/* Before SIMD_PAD_OR_GO_ON: jobs of int64 or uint32 joints through `self` again, narrowed. */
 #define SIMD_NARROW_OR_GO_ON(job, begin, end, self, narrowed, u32_k4)                            \
-    do {                                                                                         \
-        if (SIMD_NARROW_JOB(job, u32_k4)) {                                                      \
-            narrowed(job, begin, end, self);                                                     \
-            return;                                                                              \
-        }                                                                                        \
-    } while (0)
+    SIMD_CHUNKED_OR_GO_ON(SIMD_NARROW_JOB(job, u32_k4), job, begin, end, self, narrowed)
 
 /* The DQS entry points.  AVX-512: K = 1-3 through padded copies (SIMD_PAD_OR_GO_ON), the loops
  * inlined.  AVX2: K = 1-3 through SIMD_FEW_K's instances, the other K through a function of
