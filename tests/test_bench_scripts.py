@@ -1,13 +1,19 @@
-"""`benchmarks/bench_skin.py` runs end to end on a small mesh and its own checks hold.
+"""`benchmarks/bench_skin.py` runs end to end on a small mesh and its own checks hold, and
+`benchmarks/ab_lbs8.py` (the kernel A/B tool) builds the template and tells same bits from others.
 
 No timing is asserted (speed lives in benchmarks/): this keeps the script the issue's figures come
 from working as the API moves, including its thread-pinned contenders.
 """
 import importlib.util
 import json
+import os
+import shutil
 from pathlib import Path
 
 import numpy as np
+import pytest
+
+import skinkit as sk
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -45,3 +51,36 @@ def test_bench_skin_runs_and_its_checks_hold(tmp_path, capsys):
     assert checks["peak_bytes_lbs_raw_call"] < 32 * 1024
     printed = capsys.readouterr().out
     assert "targets (issue 7)" in printed and "not measured in this run" in printed
+
+
+
+@pytest.mark.skipif(shutil.which(os.environ.get("CC") or "gcc") is None,
+                    reason="benchmarks/ab_lbs8.py compiles C: no gcc (or $CC)")
+@pytest.mark.skipif("avx2" not in sk._core.simd_paths(), reason="ab_lbs8 runs AVX2 kernels")
+def test_ab_lbs8_builds_the_template_and_tells_its_bits(tmp_path, capsys):
+    """The A/B tool cuts csrc/skin_simd.template.c at its AVX2 float32 LBS instances, builds one
+    instance twice and times the two: the template against itself gives the same bits, a copy
+    whose blend rounds otherwise (its first weight a hair off) does not, and a template without
+    the cut is refused by name."""
+    ab = _load("ab_lbs8")
+    template = ab.CSRC / "skin_simd.template.c"
+    text = template.read_text()
+    first_product = "m0 = _mm256_mul_ps(wv, _mm256_loadu_ps(pj));"
+    assert text.count(first_product) == 1  # the AVX2 blend's first slot
+    off = tmp_path / "off.c"
+    off.write_text(text.replace(first_product, "m0 = _mm256_mul_ps(_mm256_mul_ps(wv, "
+                                "_mm256_set1_ps(1.0f + 0x1p-20f)), _mm256_loadu_ps(pj));"))
+    # K = 1: the smallest instance (10 s a build, 17 for K = 4); the first product is any K's
+    build = ["--k", "1", "--sizes", "1003", "--rounds", "1",
+             "--build-dir", str(tmp_path / "build")]
+    same = ab.main([str(template), *build])
+    other = ab.main([str(off), *build])
+    assert same[0]["same_bits"] == 1 and other[0]["same_bits"] == 0
+    for row in same + other:
+        assert row["base_ns"] > 0 and row["variant_ns"] > 0 and row["ratio"] > 0
+    printed = capsys.readouterr().out
+    assert "same bits: yes" in printed and "same bits: NO" in printed
+    no_cut = tmp_path / "no_cut.c"
+    no_cut.write_text(text.replace(ab.CUT, "SIMD_RENAMED("))
+    with pytest.raises(SystemExit, match="the cut"):
+        ab.trimmed(no_cut, "ab_variant", 4)
