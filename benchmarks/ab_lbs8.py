@@ -10,9 +10,9 @@ built as one kernel instance each and timed against each other in one process.
 Building the extension compiles every kernel instance of both ISAs (about 7 minutes on a 2-core
 VM); this builds one: the template cut before its AVX2 float32 LBS instances (the line that
 starts `SIMD_INSTANCES_LBS(lbs8_range`), one `lbs8_range` instance appended (K constant,
-contiguous uint16 indices, float32 weights: the issue-7 workload's loop), compiled with
-CMakeLists.txt's flags for skin_avx2.c, about 15 s a build.  The rest of the core (the prepare
-step) is compiled once, portable, into the build folder.
+contiguous uint16 indices or --index's, float32 weights: the issue-7 workload's loop),
+compiled with CMakeLists.txt's flags for skin_avx2.c, about 15 s a build.  The rest of the core
+(the prepare step) is compiled once, portable, into the build folder.
 
 Each round calls both builds on the same job in turn (bench_skin.py's data: J = 64, rigid joints
 unless --scaled, unit normals), so the ratio of a round compares two samples taken a second
@@ -63,7 +63,11 @@ def run(cmd):
     return r.stdout
 
 
-def trimmed(template: Path, name: str, k: int) -> str:
+INDEX = {"uint8": (1, "SK_INDEX_U8"), "uint16": (2, "SK_INDEX_U16"),
+         "int32": (4, "SK_INDEX_I32"), "int64": (8, "SK_INDEX_I64")}
+
+
+def trimmed(template: Path, name: str, k: int, index: str = "uint16") -> str:
     """The template up to its AVX2 float32 LBS instances, and one instance exported as `name`."""
     text = template.read_text()
     lines = text.splitlines()
@@ -72,18 +76,19 @@ def trimmed(template: Path, name: str, k: int) -> str:
         sys.exit(f"ab_lbs8: {template} has no line starting {CUT!r} (the cut)")
     return "\n".join(lines[:at] + [
         "#endif /* __AVX512F__ (the cut) */",
-        f"SIMD_INSTANCE(lbs8_range, sk_skin_job_f32, ab_k{k}, SK_INDEX_U16, {k}, SK_WEIGHT_FLOAT)",
+        f"SIMD_INSTANCE(lbs8_range, sk_skin_job_f32, ab_k{k}, {INDEX[index][1]}, {k}, "
+        "SK_WEIGHT_FLOAT)",
         f"void {name}(const sk_skin_job_f32 *job, int64_t begin, int64_t end)",
         f"{{ lbs8_range_ab_k{k}(job, begin, end); }}",
         "",
     ])
 
 
-def build_kernel(cc, template: Path, name: str, k: int, out: Path) -> Path:
+def build_kernel(cc, template: Path, name: str, k: int, index: str, out: Path) -> Path:
     src = out / f"{name}.c"
     # SK_ISA names the template's other exported functions apart for each build
     isa = f"#define SK_ISA(name, suffix) name##_{name}##suffix\n"
-    src.write_text(isa + trimmed(template, name, k))
+    src.write_text(isa + trimmed(template, name, k, index))
     obj = out / f"{name}.o"
     run([cc, *FLAGS, *AVX2_FLAGS, f"-I{CSRC}", "-c", str(src), "-o", str(obj)])
     return obj
@@ -139,6 +144,8 @@ def main(argv=None):
     ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     ap.add_argument("--k", type=int, default=4, choices=range(1, 9), metavar="K",
                     help="influences a vertex, the instance's constant K (default 4)")
+    ap.add_argument("--index", choices=INDEX, default="uint16",
+                    help="the joints' type, contiguous rows (default uint16)")
     ap.add_argument("--positions-only", action="store_true")
     ap.add_argument("--scaled", action="store_true",
                     help="scaled joints: normals by the cofactors' blend (not the rigid loop)")
@@ -159,25 +166,28 @@ def main(argv=None):
     out = args.build_dir
     out.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(2) as pool:
-        base = pool.submit(build_kernel, cc, args.base, "ab_base", args.k, out)
-        variant = pool.submit(build_kernel, cc, args.variant, "ab_variant", args.k, out)
+        base = pool.submit(build_kernel, cc, args.base, "ab_base", args.k, args.index, out)
+        variant = pool.submit(build_kernel, cc, args.variant, "ab_variant", args.k, args.index,
+                              out)
         core = build_core(cc, out)
         objs = [base.result(), variant.result(), *core]
     exe = out / "ab_lbs8"
     run([cc, "-O2", f"-I{CSRC}", str(DRIVER), *map(str, objs), "-lm", "-lpthread", "-o", str(exe)])
 
     case = (f"K = {args.k}, {'positions only' if args.positions_only else 'normals'}, "
-            f"{'scaled' if args.scaled else 'rigid'} joints, uint16 indices, float32 weights")
+            f"{'scaled' if args.scaled else 'rigid'} joints, {args.index} indices, "
+            "float32 weights")
     print(f"ab_lbs8: {args.variant} against {args.base}; {case}; {args.rounds} rounds")
     results = []
     for V in args.sizes:
         stream = int(V >= stream_min())
         argv_ = [str(V), str(args.k), str(int(not args.positions_only)), str(int(args.scaled)),
-                 str(stream), str(args.rounds), str(args.seed)]
+                 str(stream), str(args.rounds), str(args.seed), str(INDEX[args.index][0])]
         row = {"V": V, "stream": stream, **parse(run([str(exe), *argv_]))}
         if args.callgrind:
             reps = max(2, 2_000_000 // V)
-            row.update(callgrind_counts(exe, argv_[:5] + ["1", str(args.seed)], V, reps, out))
+            one_round = argv_[:5] + ["1", *argv_[6:]]
+            row.update(callgrind_counts(exe, one_round, V, reps, out))
         results.append(row)
         line = (f"  V = {V:>9,} stream {stream}: base {row['base_ns']:.3f} ns/vertex, variant "
                 f"{row['variant_ns']:.3f}, variant / base {row['ratio']:.3f} "

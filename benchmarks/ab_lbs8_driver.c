@@ -3,12 +3,13 @@
  * csrc/skin_simd.template.c) called on the same job in one process, round by round, the one
  * that goes first alternating.
  *
- *   ab_lbs8 V K NORMALS SCALED STREAM ROUNDS SEED
+ *   ab_lbs8 V K NORMALS SCALED STREAM ROUNDS SEED INDEX_BYTES
  *
  * Workload as bench_skin.py's: J = 64 joints (random rotations and translations; SCALED = 1 also
  * scales each by 0.5-1.5 per axis, so that normals take the cofactors' blend), K influences a
- * vertex as contiguous uint16 indices and float32 weights summing to 1, float32 positions and unit
- * normals.  STREAM: the job's non-temporal stores (the module sets it from SK_STREAM_MIN).
+ * vertex as contiguous indices (INDEX_BYTES 1, 2, 4 or 8: uint8, uint16, int32 or int64) and
+ * float32 weights summing to 1, float32 positions and unit normals.  STREAM: the job's
+ * non-temporal stores (the module sets it from SK_STREAM_MIN).
  *
  * Prints one line of `key value` pairs: same_bits (1 when both builds wrote the same bytes to both
  * outputs), base_ns, variant_ns (medians, ns a vertex), ratio (the median over the rounds of
@@ -79,16 +80,19 @@ static void random_joint(float *k, int scaled)
 
 int main(int argc, char **argv)
 {
-    if (argc != 8) {
-        fputs("usage: ab_lbs8 V K NORMALS SCALED STREAM ROUNDS SEED\n", stderr);
+    if (argc != 9) {
+        fputs("usage: ab_lbs8 V K NORMALS SCALED STREAM ROUNDS SEED INDEX_BYTES\n", stderr);
         return 2;
     }
     const int64_t V = atoll(argv[1]);
     const int K = atoi(argv[2]), normals = atoi(argv[3]), scaled = atoi(argv[4]);
     const int stream = atoi(argv[5]), rounds = atoi(argv[6]);
     srand((unsigned)atoi(argv[7]));
-    if (V < 1 || K < 1 || K > 8 || rounds < 1 || rounds > MAX_ROUNDS) {
-        fputs("ab_lbs8: V >= 1, 1 <= K <= 8, 1 <= ROUNDS <= 101\n", stderr);
+    const int is = atoi(argv[8]);
+    if (V < 1 || K < 1 || K > 8 || rounds < 1 || rounds > MAX_ROUNDS ||
+        (is != 1 && is != 2 && is != 4 && is != 8)) {
+        fputs("ab_lbs8: V >= 1, 1 <= K <= 8, 1 <= ROUNDS <= 101, INDEX_BYTES 1, 2, 4 or 8\n",
+              stderr);
         return 2;
     }
 
@@ -103,7 +107,7 @@ int main(int argc, char **argv)
 
     float *pos = buffer(12 * (size_t)V), *nrm = buffer(12 * (size_t)V);
     float *weights = buffer(4 * (size_t)K * (size_t)V);
-    uint16_t *indices = buffer(2 * (size_t)K * (size_t)V);
+    char *indices = buffer((size_t)is * (size_t)K * (size_t)V);
     float *out[2], *out_n[2];
     for (int b = 0; b < 2; ++b) {
         out[b] = buffer(12 * (size_t)V);
@@ -120,7 +124,11 @@ int main(int argc, char **argv)
         for (int k = 0; k < K; ++k) {
             w[k] = uniform() + 0.01;
             sum += w[k];
-            indices[(int64_t)K * v + k] = (uint16_t)(rand() % J);
+            const int64_t j = rand() % J, at = (int64_t)K * v + k;
+            if (is == 1) ((uint8_t *)indices)[at] = (uint8_t)j;
+            else if (is == 2) ((uint16_t *)indices)[at] = (uint16_t)j;
+            else if (is == 4) ((int32_t *)indices)[at] = (int32_t)j;
+            else ((int64_t *)indices)[at] = j;
         }
         for (int k = 0; k < K; ++k) weights[(int64_t)K * v + k] = (float)(w[k] / sum);
     }
@@ -129,8 +137,9 @@ int main(int argc, char **argv)
     memset(&job, 0, sizeof job);
     job.positions = (sk_stream){pos, 12, 4};
     if (normals) job.normals = (sk_stream){nrm, 12, 4};
-    job.influences.indices = (sk_stream){indices, 2 * K, 2};
-    job.influences.index_type = SK_INDEX_U16;
+    job.influences.indices = (sk_stream){indices, is * K, is};
+    job.influences.index_type =
+        is == 1 ? SK_INDEX_U8 : is == 2 ? SK_INDEX_U16 : is == 4 ? SK_INDEX_I32 : SK_INDEX_I64;
     job.influences.weights = (sk_stream){weights, 4 * K, 4};
     job.influences.weight_type = SK_WEIGHT_FLOAT;
     job.influences.k = K;

@@ -397,11 +397,40 @@ SK_ALWAYS_INLINE int indices_narrow_rows(const sk_influences *in, int K, sk_inde
     return index_narrow(it) && in->indices.row == K * is && in->indices.elem == is;
 }
 
-/* Slots 8 h .. 8 h + 7 of contiguous narrow index rows at ip (offsets_k's first case), as
- * offsets_k computes them. */
+/* Contiguous rows of K int64 indices (offsets8_i64). */
+SK_ALWAYS_INLINE int indices_i64_rows(const sk_influences *in, int K, sk_index_type it)
+{
+    return it == SK_INDEX_I64 && in->indices.row == 8 * K && in->indices.elem == 8;
+}
+
+/* Slots 8 h .. 8 h + 7 of contiguous int64 index rows at ip (NumPy's default integer), as
+ * offsets_k computes them: an index is in [0, J) when its high half is 0 and its low half at most
+ * J - 1 (2^32 + 1 or -1 under a zero weight gives offset 0, as SIMD_NARROWED's copy does); the
+ * halves split by two shuffles, the result put back in slot order by one permute.  With this the
+ * contiguous int64 joints of float32 LBS (K = 4 and 8) run the int32 loops' code (lbs8_range's
+ * k4_i64 and k8_i64 instances) instead of going through a narrowed copy; the same check in 64-bit
+ * lanes (four compares, two ands, two shuffles and two permutes) took 1.02x the time at 100k and
+ * 1.07x at 1M (ab_lbs8.py, Zen 3). */
+SK_ALWAYS_INLINE __m256i offsets8_i64(const char *ip, int h, int64_t n_joints, int32_t stride)
+{
+    const __m256 a = _mm256_loadu_ps((const float *)(ip + 64 * h));
+    const __m256 b = _mm256_loadu_ps((const float *)(ip + 64 * h + 32));
+    /* the low and the high halves of slots [0 1 4 5 | 2 3 6 7] */
+    const __m256i lo = _mm256_castps_si256(_mm256_shuffle_ps(a, b, 0x88));
+    const __m256i hi = _mm256_castps_si256(_mm256_shuffle_ps(a, b, 0xDD));
+    const __m256i ok = _mm256_and_si256(
+        _mm256_cmpeq_epi32(hi, _mm256_setzero_si256()),
+        _mm256_cmpeq_epi32(_mm256_min_epu32(lo, _mm256_set1_epi32((int32_t)n_joints - 1)), lo));
+    const __m256i o = _mm256_and_si256(ok, _mm256_mullo_epi32(lo, _mm256_set1_epi32(stride)));
+    return _mm256_permute4x64_epi64(o, 0xD8); /* 64-bit pairs 0 2 1 3: slot order */
+}
+
+/* Slots 8 h .. 8 h + 7 of contiguous index rows at ip (narrow ones: offsets_k's first case;
+ * int64: offsets8_i64), as offsets_k computes them. */
 SK_ALWAYS_INLINE __m256i offsets8(const char *ip, int h, sk_index_type it, int64_t n_joints,
                                   int32_t stride)
 {
+    if (it == SK_INDEX_I64) return offsets8_i64(ip, h, n_joints, stride);
     __m256i j;
     switch (it) {
     case SK_INDEX_U8: j = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(ip + 8 * h))); break;
@@ -491,6 +520,14 @@ SK_ALWAYS_INLINE void offsets_k(int32_t *off, const sk_influences *in, int64_t v
             }
             off[s] = j < J32 ? (int32_t)j * stride : 0;
         }
+    } else if (it == SK_INDEX_I64 && in->indices.row == K * is && in->indices.elem == is) {
+        int s = 0;
+        for (; s + 8 <= K * n; s += 8)
+            _mm256_storeu_si256((__m256i *)(off + s), offsets8_i64(ip, s / 8, n_joints, stride));
+        for (; s < K * n; ++s) {
+            const uint64_t j = (uint64_t)((const int64_t *)ip)[s];
+            off[s] = j < J ? (int32_t)j * stride : 0;
+        }
     } else if (in->indices.row == K * is && in->indices.elem == is) {
         for (int s = 0; s < K * n; ++s) {
             uint64_t j;
@@ -524,7 +561,7 @@ SK_ALWAYS_INLINE int offsets4x4_vector(const sk_influences *in, int n, sk_index_
 SK_ALWAYS_INLINE void offsets4x4(int32_t *off, const sk_influences *in, int64_t v0, int n,
                                  sk_index_type it, int64_t n_joints, int32_t stride)
 {
-    if (!offsets4x4_vector(in, n, it)) {
+    if (!offsets4x4_vector(in, n, it) && !(n == 4 && indices_i64_rows(in, 4, it))) {
         offsets_k(off, in, v0, n, it, n_joints, stride, 4);
         return;
     }
@@ -2289,6 +2326,15 @@ SK_ALWAYS_INLINE void lbs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
 
 SIMD_INSTANCES_LBS(lbs8_range, sk_skin_job_f32)
 SIMD_INSTANCES_FEW_K(lbs8_range, sk_skin_job_f32)
+/* Contiguous int64 joints (NumPy's default integer: argsort, argpartition, torch's long) with K
+ * = 4 and 8 float weights: the int32 loops, their offsets made by offsets8_i64, rather than
+ * SIMD_NARROWED's pass that copies the joints to int32 a chunk at a time (same bits; strided
+ * int64 joints, and DQS, CoR and float64, keep the narrowing). */
+SIMD_INSTANCE(lbs8_range, sk_skin_job_f32, k4_i64, SK_INDEX_I64, 4, SK_WEIGHT_FLOAT)
+SIMD_INSTANCE(lbs8_range, sk_skin_job_f32, k8_i64, SK_INDEX_I64, 8, SK_WEIGHT_FLOAT)
+#define LBS8_I64_ROWS(job, k_)                                                                   \
+    (SIMD_FLOAT_K(job, k_) &&                                                                    \
+     indices_i64_rows(&(job)->influences, k_, (job)->influences.index_type))
 /* K = 4 unorm weights (glTF's normalized WEIGHTS_0 read raw, `quantize`'s output): the K = 4
  * loops with each weight converted as the loop for any K converts it, q / 255 or q / 65535
  * (0.60-0.67x the time of that loop with normals, 0.46x positions only, at 100k and 1M on a
@@ -2301,6 +2347,14 @@ SIMD_INSTANCE(lbs8_range, sk_skin_job_f32, k4_unorm16, job->influences.index_typ
 
 void SK_ISA(sk_lbs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end)
 {
+    if (LBS8_I64_ROWS(job, 4)) {
+        lbs8_range_k4_i64(job, begin, end);
+        return;
+    }
+    if (LBS8_I64_ROWS(job, 8)) {
+        lbs8_range_k8_i64(job, begin, end);
+        return;
+    }
     SIMD_NARROW_OR_GO_ON(job, begin, end, SK_ISA(sk_lbs, _f32), narrowed_f32, 0);
     SIMD_FEW_K(lbs8_range, job, begin, end);
     if (job->influences.k == 4 && job->n_joints <= SK_SIMD_MAX_JOINTS_K4) {

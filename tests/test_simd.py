@@ -415,9 +415,11 @@ def test_fewer_than_four_unorm_weights_match_them_padded(path, bits, influences,
 def test_wide_joints_give_the_bits_of_int32(path, dtype, method, K, unit_rows, influences,
                                             random_palette):
     """int64 joints (NumPy's default integer) and uint32 ones are narrowed to int32 a chunk of
-    vertices at a time, the first chunk up to the outputs' next 64-byte line: the bits of int32
-    joints whatever the layout, the outputs' alignment and the threads.  The zero-weight slots
-    hold garbage that only a 64-bit range check reads right (2**32 + 1 is joint 1 in 32 bits)."""
+    vertices at a time, the first chunk up to the outputs' next 64-byte line, or (contiguous
+    int64 rows, float32 LBS on AVX2) read by int32's loops with offsets of their own: the bits of
+    int32 joints whatever the layout, the outputs' alignment and the threads.  The zero-weight
+    slots hold garbage that only a 64-bit range check reads right (2**32 + 1 is joint 1 in 32
+    bits)."""
     rng = np.random.default_rng(31)
     V, J = 1500, 40
     P = rng.normal(size=(V, 3)).astype(dtype)
@@ -444,6 +446,8 @@ def test_wide_joints_give_the_bits_of_int32(path, dtype, method, K, unit_rows, i
                           threads=threads, **kw)
                 assert np.array_equal(p, want_p) and np.array_equal(n, want_n), \
                     (index_dtype, type(iv), threads, skip)
+        # positions only: contiguous int64 rows take int32's loops directly (AVX2 float32 LBS)
+        assert np.array_equal(fn(P, wide, w, pal, **kw), fn(P, idx, w, pal, **kw)), index_dtype
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
