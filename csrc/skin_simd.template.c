@@ -403,8 +403,8 @@ SK_ALWAYS_INLINE int indices_i64_rows(const sk_influences *in, int K, sk_index_t
     return it == SK_INDEX_I64 && in->indices.row == 8 * K && in->indices.elem == 8;
 }
 
-/* Slots 8 h .. 8 h + 7 of contiguous int64 index rows at ip (NumPy's default integer), as
- * offsets_k computes them: an index is in [0, J) when its high half is 0 and its low half at most
+/* Slots 8 h .. 8 h + 7 of contiguous int64 index rows at ip (NumPy's default integer; offsets_k's
+ * second case): an index is in [0, J) when its high half is 0 and its low half at most
  * J - 1 (2^32 + 1 or -1 under a zero weight gives offset 0, as SIMD_NARROWED's copy does); the
  * halves split by two shuffles, the result put back in slot order by one permute.  With this the
  * contiguous int64 joints of float32 LBS (K = 4 and 8) run the int32 loops' code (lbs8_range's
@@ -425,12 +425,11 @@ SK_ALWAYS_INLINE __m256i offsets8_i64(const char *ip, int h, int64_t n_joints, i
     return _mm256_permute4x64_epi64(o, 0xD8); /* 64-bit pairs 0 2 1 3: slot order */
 }
 
-/* Slots 8 h .. 8 h + 7 of contiguous index rows at ip (narrow ones: offsets_k's first case;
- * int64: offsets8_i64), as offsets_k computes them. */
+/* Slots 8 h .. 8 h + 7 of contiguous narrow index rows at ip (offsets_k's first case), as
+ * offsets_k computes them. */
 SK_ALWAYS_INLINE __m256i offsets8(const char *ip, int h, sk_index_type it, int64_t n_joints,
                                   int32_t stride)
 {
-    if (it == SK_INDEX_I64) return offsets8_i64(ip, h, n_joints, stride);
     __m256i j;
     switch (it) {
     case SK_INDEX_U8: j = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(ip + 8 * h))); break;
@@ -520,7 +519,7 @@ SK_ALWAYS_INLINE void offsets_k(int32_t *off, const sk_influences *in, int64_t v
             }
             off[s] = j < J32 ? (int32_t)j * stride : 0;
         }
-    } else if (it == SK_INDEX_I64 && in->indices.row == K * is && in->indices.elem == is) {
+    } else if (indices_i64_rows(in, K, it)) {
         int s = 0;
         for (; s + 8 <= K * n; s += 8)
             _mm256_storeu_si256((__m256i *)(off + s), offsets8_i64(ip, s / 8, n_joints, stride));
@@ -561,7 +560,7 @@ SK_ALWAYS_INLINE int offsets4x4_vector(const sk_influences *in, int n, sk_index_
 SK_ALWAYS_INLINE void offsets4x4(int32_t *off, const sk_influences *in, int64_t v0, int n,
                                  sk_index_type it, int64_t n_joints, int32_t stride)
 {
-    if (!offsets4x4_vector(in, n, it) && !(n == 4 && indices_i64_rows(in, 4, it))) {
+    if (!offsets4x4_vector(in, n, it)) {
         offsets_k(off, in, v0, n, it, n_joints, stride, 4);
         return;
     }
