@@ -120,18 +120,18 @@ def parse(line: str) -> dict:
     return {f[i]: float(f[i + 1]) for i in range(0, len(f) - 1, 2)}
 
 
-def callgrind_counts(exe, argv, V, reps, out: Path) -> dict:
+def callgrind_counts(exe, argv, V, out: Path) -> dict:
     """Instructions a vertex of each build (valgrind's callgrind; a repeatable count)."""
     if not shutil.which("valgrind"):
         return {"callgrind": "valgrind not found"}
     counts = {}
     for fn in ("ab_base", "ab_variant"):
         dump = out / f"callgrind.{fn}"
-        subprocess.run(["valgrind", "--tool=callgrind", f"--toggle-collect={fn}",
-                        f"--callgrind-out-file={dump}", str(exe), *argv],
-                       capture_output=True, check=True)
+        r = subprocess.run(["valgrind", "--tool=callgrind", f"--toggle-collect={fn}",
+                            f"--callgrind-out-file={dump}", str(exe), *argv],
+                           capture_output=True, check=True, text=True)
         total = re.search(r"^summary:\s*(\d+)", dump.read_text(), re.M)
-        calls = 1 + reps  # the bit check's call, then one round
+        calls = 1 + parse(r.stdout)["reps"]  # the bit check's call, then one round
         counts[f"{fn}_instructions_per_vertex"] = int(total.group(1)) / (calls * V)
     return counts
 
@@ -185,9 +185,8 @@ def main(argv=None):
                  str(stream), str(args.rounds), str(args.seed), str(INDEX[args.index][0])]
         row = {"V": V, "stream": stream, **parse(run([str(exe), *argv_]))}
         if args.callgrind:
-            reps = max(2, 2_000_000 // V)
             one_round = argv_[:5] + ["1", *argv_[6:]]
-            row.update(callgrind_counts(exe, one_round, V, reps, out))
+            row.update(callgrind_counts(exe, one_round, V, out))
         results.append(row)
         line = (f"  V = {V:>9,} stream {stream}: base {row['base_ns']:.3f} ns/vertex, variant "
                 f"{row['variant_ns']:.3f}, variant / base {row['ratio']:.3f} "

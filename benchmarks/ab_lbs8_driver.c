@@ -13,7 +13,7 @@
  *
  * Prints one line of `key value` pairs: same_bits (1 when both builds wrote the same bytes to both
  * outputs), base_ns, variant_ns (medians, ns a vertex), ratio (the median over the rounds of
- * variant / base within a round), ratio_q1, ratio_q3. */
+ * variant / base within a round), ratio_q1, ratio_q3, reps (the calls of a round). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,8 +172,9 @@ int main(int argc, char **argv)
     const int same = !memcmp(out[0], out[1], 12 * (size_t)V) &&
                      (!normals || !memcmp(out_n[0], out_n[1], 12 * (size_t)V));
     const double q1 = median(ratio, rounds, 0.25), q3 = median(ratio, rounds, 0.75);
-    printf("same_bits %d base_ns %.4f variant_ns %.4f ratio %.4f ratio_q1 %.4f ratio_q3 %.4f\n",
+    printf("same_bits %d base_ns %.4f variant_ns %.4f ratio %.4f ratio_q1 %.4f ratio_q3 %.4f "
+           "reps %d\n",
            same, median(ns[0], rounds, 0.5), median(ns[1], rounds, 0.5),
-           median(ratio, rounds, 0.5), q1, q3);
+           median(ratio, rounds, 0.5), q1, q3, reps);
     return 0;
 }

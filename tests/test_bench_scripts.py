@@ -53,7 +53,6 @@ def test_bench_skin_runs_and_its_checks_hold(tmp_path, capsys):
     assert "targets (issue 7)" in printed and "not measured in this run" in printed
 
 
-
 @pytest.mark.skipif(shutil.which(os.environ.get("CC") or "gcc") is None,
                     reason="benchmarks/ab_lbs8.py compiles C: no gcc (or $CC)")
 @pytest.mark.skipif("avx2" not in sk._core.simd_paths(), reason="ab_lbs8 runs AVX2 kernels")
