@@ -9,7 +9,7 @@ built as one kernel instance each and timed against each other in one process.
 
 Building the extension compiles every kernel instance of both ISAs (about 7 minutes on a 2-core
 VM); this builds one: the template cut before its AVX2 float32 LBS instances (the line that
-starts `SIMD_INSTANCES_LBS(lbs8_range`), one `lbs8_range` instance appended (K constant,
+starts `SIMD_INSTANCES_LBS_IN(lbs8_range`), one `lbs8_range` instance appended (K constant,
 contiguous uint16 indices or --index's, float32 weights: the issue-7 workload's loop),
 compiled with CMakeLists.txt's flags for skin_avx2.c, about 15 s a build.  The rest of the core
 (the prepare step) is compiled once, portable, into the build folder.
@@ -46,7 +46,7 @@ AVX2_FLAGS = ["-mavx2", "-mfma", "-DSK_BUILD_AVX2"]
 # sk_core's portable sources (CMakeLists.txt, without the SIMD files): the prepare step
 CORE = ["skeleton", "skin_rigid", "skin_lbs", "skin_dqs", "skin_cor", "parallel", "cpu", "bind",
         "cor_centers"]
-CUT = "SIMD_INSTANCES_LBS(lbs8_range"
+CUT = "SIMD_INSTANCES_LBS_IN(lbs8_range"
 
 
 def compiler():

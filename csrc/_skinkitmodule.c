@@ -1356,12 +1356,16 @@ static PyObject *py_centers_of_rotation(PyObject *self, PyObject *args)
 #define SK_NUMPY_TARGET "pre-2.0 headers"
 #endif
 
+#ifndef SK_SIMD_BUILD
+#define SK_SIMD_BUILD "unknown" /* CMakeLists.txt defines it: SKINKIT_SIMD_BUILD */
+#endif
+
 static PyObject *py_build_info(PyObject *self, PyObject *noargs)
 {
     /* stream_min_*: calls of at least this many vertices write non-temporal stores (sk.h);
      * lbs_table_min: float32 LBS calls of at least this many vertices and at most
      * lbs_table_max_joints joints skin by lookups on AVX-512 (sk_lbs_table_f32) */
-    return Py_BuildValue("{s:s,s:s,s:i,s:s,s:n,s:n,s:n,s:n}", "compiler",
+    PyObject *info = Py_BuildValue("{s:s,s:s,s:i,s:s,s:n,s:n,s:n,s:n,s:s}", "compiler",
 #if defined(__clang__)
                          "clang " __clang_version__,
 #elif defined(__GNUC__)
@@ -1374,7 +1378,23 @@ static PyObject *py_build_info(PyObject *self, PyObject *noargs)
                          (Py_ssize_t)SK_STREAM_MIN, "stream_min_float64",
                          (Py_ssize_t)SK_STREAM_MIN_F64, "lbs_table_min",
                          (Py_ssize_t)SK_LBS_TABLE_MIN_V, "lbs_table_max_joints",
-                         (Py_ssize_t)SK_LBS_TABLE_MAX_J);
+                         (Py_ssize_t)SK_LBS_TABLE_MAX_J, "simd_build", SK_SIMD_BUILD);
+    if (!info) return NULL;
+    /* simd_built: the paths this build compiled, whether or not this CPU runs them */
+    PyObject *built = PyList_New(0);
+    int failed = !built || PyDict_SetItemString(info, "simd_built", built) < 0;
+    for (int p = SK_SIMD_SCALAR; !failed && p <= SK_SIMD_AVX512; ++p) {
+        if (!sk_simd_built((sk_simd)p)) continue;
+        PyObject *name = PyUnicode_FromString(sk_simd_name((sk_simd)p));
+        failed = !name || PyList_Append(built, name) < 0;
+        Py_XDECREF(name);
+    }
+    Py_XDECREF(built);
+    if (failed) {
+        Py_DECREF(info);
+        return NULL;
+    }
+    return info;
 }
 
 static PyMethodDef methods[] = {

@@ -30,7 +30,7 @@ static int sk_cpu_has(sk_simd path)
     return path == SK_SIMD_SCALAR;
 }
 
-static int sk_built(sk_simd path)
+int sk_simd_built(sk_simd path)
 {
     switch (path) {
     case SK_SIMD_SCALAR: return 1;
@@ -48,8 +48,8 @@ sk_simd sk_simd_best(void)
 {
     if (sk_best < 0) {
         int best = SK_SIMD_SCALAR;
-        if (sk_built(SK_SIMD_AVX2) && sk_cpu_has(SK_SIMD_AVX2)) best = SK_SIMD_AVX2;
-        if (sk_built(SK_SIMD_AVX512) && sk_cpu_has(SK_SIMD_AVX512)) best = SK_SIMD_AVX512;
+        if (sk_simd_built(SK_SIMD_AVX2) && sk_cpu_has(SK_SIMD_AVX2)) best = SK_SIMD_AVX2;
+        if (sk_simd_built(SK_SIMD_AVX512) && sk_cpu_has(SK_SIMD_AVX512)) best = SK_SIMD_AVX512;
         sk_best = best;
     }
     return (sk_simd)sk_best;
@@ -63,7 +63,7 @@ sk_simd sk_simd_current(void)
 
 int sk_simd_supported(sk_simd path)
 {
-    return (int)path >= SK_SIMD_SCALAR && (int)path <= SK_SIMD_AVX512 && sk_built(path) &&
+    return (int)path >= SK_SIMD_SCALAR && (int)path <= SK_SIMD_AVX512 && sk_simd_built(path) &&
            sk_cpu_has(path);
 }
 

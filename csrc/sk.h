@@ -347,6 +347,8 @@ typedef enum sk_simd {
 sk_simd sk_simd_best(void);
 /* The path kernels use now: sk_simd_best() until sk_simd_select() changes it. */
 sk_simd sk_simd_current(void);
+/* Whether this build has `path`'s kernels (CMake's SKINKIT_SIMD_BUILD: all, native or none). */
+int sk_simd_built(sk_simd path);
 /* Whether this build and this CPU can run `path`. */
 int sk_simd_supported(sk_simd path);
 /* Use `path` from now on.  SK_ERR_BAD_ARGUMENT, nothing changed, when the build or the CPU lacks

@@ -28,7 +28,27 @@
 
 #include "skin_simd.h"
 
+/* Which external kernels this translation unit defines.  CMakeLists.txt compiles the template
+ * several times per ISA, each time with SK_SIMD_PARTS a mask of the parts below, so that the
+ * cores of a small machine share the work (one file of them all took 7.5 minutes for AVX2 on a
+ * 2-core VM, while the other core sat idle).  Only the external entry points are guarded: the
+ * static kernels a part does not reach are never compiled.  Without SK_SIMD_PARTS, all parts
+ * (benchmarks/ab_lbs8.py, a single-file build). */
+#define SK_PART_BASE 1  /* the validation passes, DQS's sign tables */
+#define SK_PART_LBS32 2 /* float32 LBS and rigid */
+#define SK_PART_LBS64 4 /* float64 LBS and rigid */
+#define SK_PART_DQS32 8
+#define SK_PART_DQS64 16
+#define SK_PART_COR32 32
+#define SK_PART_COR64 64
+#define SK_PART_LBS32B 128 /* half of the float32 LBS instances (SIMD_INSTANCE_LBS32B) */
+#ifndef SK_SIMD_PARTS
+#define SK_SIMD_PARTS 255
+#endif
+#define SK_SIMD_PART(name) ((SK_SIMD_PARTS) & SK_PART_##name)
+
 /* The validation pass's loop, vectorized for this ISA. */
+#if SK_SIMD_PART(BASE)
 #define SK_ANYBAD_LINKAGE
 #define SK_T float
 #define SK_ANYBAD_NAME SK_ISA(sk_any_bad, _f32)
@@ -46,6 +66,7 @@
 #include "skin_rigidbad.template.h"
 #undef SK_RIGIDBAD_NAME
 #undef SK_RIGIDBAD_LINKAGE
+#endif /* SK_SIMD_PART(BASE) */
 
 /* The sign table's rows as bits: bit j of bits[p] set where sign[p J + j] < 0 (J <= 64), so
  * that a weight times its sign (+-1) is the weight with its sign bit flipped by bit j of the
@@ -84,6 +105,7 @@ static inline const uint64_t *job_sign_bits(uint64_t *own, const uint64_t *job_b
 }
 
 /* DQS's hemisphere signs, vectorized for this ISA, and their bits. */
+#if SK_SIMD_PART(BASE)
 #define SK_SIGNS_LINKAGE
 #define SK_SIGNS_BITS 1
 #define SK_T float
@@ -98,6 +120,7 @@ static inline const uint64_t *job_sign_bits(uint64_t *own, const uint64_t *job_b
 #undef SK_SIGNS_NAME
 #undef SK_SIGNS_LINKAGE
 #undef SK_SIGNS_BITS
+#endif /* SK_SIMD_PART(BASE) */
 
 /* ------------------------------------------------------------------------------------------
  * Influence slots.  The index type is a compile-time constant in each instantiation (the
@@ -244,17 +267,40 @@ SK_ALWAYS_INLINE double simd_weight_f64(const char *p, sk_weight_type t)
     } while (0)
 #endif
 
-#define SIMD_INSTANCES_LBS(fn, JOB)                                                              \
-    SIMD_INSTANCE(fn, JOB, k4_u16, SK_INDEX_U16, 4, SK_WEIGHT_FLOAT)                             \
-    SIMD_INSTANCE(fn, JOB, k4_u8, SK_INDEX_U8, 4, SK_WEIGHT_FLOAT)                               \
-    SIMD_INSTANCE(fn, JOB, k4_i32, SK_INDEX_I32, 4, SK_WEIGHT_FLOAT)                             \
-    SIMD_INSTANCE(fn, JOB, k4_any, job->influences.index_type, 4, SK_WEIGHT_FLOAT)               \
-    SIMD_INSTANCE(fn, JOB, k8_u16, SK_INDEX_U16, 8, SK_WEIGHT_FLOAT)                             \
-    SIMD_INSTANCE(fn, JOB, k8_u8, SK_INDEX_U8, 8, SK_WEIGHT_FLOAT)                               \
-    SIMD_INSTANCE(fn, JOB, k8_i32, SK_INDEX_I32, 8, SK_WEIGHT_FLOAT)                             \
-    SIMD_INSTANCE(fn, JOB, rigid_u16, SK_INDEX_U16, SIMD_RIGID, SK_WEIGHT_FLOAT)                 \
-    SIMD_INSTANCE(fn, JOB, rigid_any, job->rigid_index_type, SIMD_RIGID, SK_WEIGHT_FLOAT)        \
-    SIMD_INSTANCE(fn, JOB, any, job->influences.index_type, 0, job->influences.weight_type)
+#define SIMD_INSTANCES_LBS(fn, JOB) SIMD_INSTANCES_LBS_IN(fn, JOB, SIMD_INSTANCE, SIMD_INSTANCE)
+/* The instances of an LBS range function: the K = 4 ones through FIRST, the others through
+ * SECOND (SIMD_INSTANCE, or SIMD_INSTANCE_LBS32B for the float32 ones that part compiles). */
+#define SIMD_INSTANCES_LBS_IN(fn, JOB, FIRST, SECOND)                                             \
+    FIRST(fn, JOB, k4_u16, SK_INDEX_U16, 4, SK_WEIGHT_FLOAT)                                     \
+    FIRST(fn, JOB, k4_u8, SK_INDEX_U8, 4, SK_WEIGHT_FLOAT)                                       \
+    FIRST(fn, JOB, k4_i32, SK_INDEX_I32, 4, SK_WEIGHT_FLOAT)                                     \
+    FIRST(fn, JOB, k4_any, job->influences.index_type, 4, SK_WEIGHT_FLOAT)                       \
+    SECOND(fn, JOB, k8_u16, SK_INDEX_U16, 8, SK_WEIGHT_FLOAT)                                    \
+    SECOND(fn, JOB, k8_u8, SK_INDEX_U8, 8, SK_WEIGHT_FLOAT)                                      \
+    SECOND(fn, JOB, k8_i32, SK_INDEX_I32, 8, SK_WEIGHT_FLOAT)                                    \
+    SECOND(fn, JOB, rigid_u16, SK_INDEX_U16, SIMD_RIGID, SK_WEIGHT_FLOAT)                        \
+    SECOND(fn, JOB, rigid_any, job->rigid_index_type, SIMD_RIGID, SK_WEIGHT_FLOAT)               \
+    SECOND(fn, JOB, any, job->influences.index_type, 0, job->influences.weight_type)
+
+/* The float32 LBS instances are the largest part to compile (4.5 of the 7.5 minutes of the AVX2
+ * kernels on a 2-core VM), so half of them are a part of their own, SK_PART_LBS32B: of external
+ * (hidden) linkage, defined in that part's object and declared in the others.  Their names are
+ * the ISA's own (lbs8_range_* AVX2, lbs16_range_* AVX-512), so the two ISAs' objects do not
+ * clash. */
+#define SIMD_INSTANCE_EXTERN(fn, JOB, tag, IT, KK, WT)                                           \
+    __attribute__((visibility("hidden"), noinline)) void fn##_##tag(const JOB *job,              \
+                                                                    int64_t begin, int64_t end)  \
+    {                                                                                            \
+        fn(job, begin, end, IT, KK, WT);                                                         \
+    }
+#define SIMD_INSTANCE_DECLARE(fn, JOB, tag, IT, KK, WT)                                          \
+    __attribute__((visibility("hidden"))) void fn##_##tag(const JOB *job, int64_t begin,         \
+                                                          int64_t end);
+#if SK_SIMD_PART(LBS32B)
+#define SIMD_INSTANCE_LBS32B SIMD_INSTANCE_EXTERN
+#else
+#define SIMD_INSTANCE_LBS32B SIMD_INSTANCE_DECLARE
+#endif
 
 /* fn's instantiation `k` (k4, k8) for the job's index type, one of SIMD_CONST_INDEX's. */
 #define SIMD_BY_INDEX(fn, k, job, begin, end)                                                    \
@@ -1865,8 +1911,9 @@ SK_ALWAYS_INLINE void lbs16_range(const sk_skin_job_f32 *job, int64_t begin, int
     if (stream) _mm_sfence(); /* non-temporal stores visible before the threads join */
 }
 
-SIMD_INSTANCES_LBS(lbs16_range, sk_skin_job_f32)
+SIMD_INSTANCES_LBS_IN(lbs16_range, sk_skin_job_f32, SIMD_INSTANCE, SIMD_INSTANCE_LBS32B)
 
+#if SK_SIMD_PART(LBS32)
 void SK_ISA(sk_lbs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end)
 {
     SIMD_NARROW_OR_GO_ON(job, begin, end, SK_ISA(sk_lbs, _f32), narrowed_f32, 0);
@@ -1879,6 +1926,7 @@ void SK_ISA(sk_rigid, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t e
     SIMD_NARROW_RIGID_OR_GO_ON(job, begin, end, SK_ISA(sk_rigid, _f32), narrowed_rigid_f32);
     SIMD_RIGID_DISPATCH(lbs16_range, job, begin, end);
 }
+#endif /* SK_SIMD_PART(LBS32) */
 
 #else /* AVX2: 8 vertices per block, one vertex's blended 3x4 per ymm pair */
 
@@ -2323,14 +2371,14 @@ SK_ALWAYS_INLINE void lbs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
     for (; v < end; v += 8) lbs8_part(job, v, end - v < 8 ? end - v : 8, rigid, it, kk, wt);
 }
 
-SIMD_INSTANCES_LBS(lbs8_range, sk_skin_job_f32)
+SIMD_INSTANCES_LBS_IN(lbs8_range, sk_skin_job_f32, SIMD_INSTANCE, SIMD_INSTANCE_LBS32B)
 SIMD_INSTANCES_FEW_K(lbs8_range, sk_skin_job_f32)
 /* Contiguous int64 joints (NumPy's default integer: argsort, argpartition, torch's long) with K
  * = 4 and 8 float weights: the int32 loops, their offsets made by offsets8_i64, rather than
  * SIMD_NARROWED's pass that copies the joints to int32 a chunk at a time (same bits; strided
  * int64 joints, and DQS, CoR and float64, keep the narrowing). */
 SIMD_INSTANCE(lbs8_range, sk_skin_job_f32, k4_i64, SK_INDEX_I64, 4, SK_WEIGHT_FLOAT)
-SIMD_INSTANCE(lbs8_range, sk_skin_job_f32, k8_i64, SK_INDEX_I64, 8, SK_WEIGHT_FLOAT)
+SIMD_INSTANCE_LBS32B(lbs8_range, sk_skin_job_f32, k8_i64, SK_INDEX_I64, 8, SK_WEIGHT_FLOAT)
 #define LBS8_I64_ROWS(job, k_)                                                                   \
     (SIMD_FLOAT_K(job, k_) &&                                                                    \
      indices_i64_rows(&(job)->influences, k_, (job)->influences.index_type))
@@ -2344,6 +2392,7 @@ SIMD_INSTANCE(lbs8_range, sk_skin_job_f32, k4_unorm8, job->influences.index_type
 SIMD_INSTANCE(lbs8_range, sk_skin_job_f32, k4_unorm16, job->influences.index_type, 4,
               SK_WEIGHT_UNORM16)
 
+#if SK_SIMD_PART(LBS32)
 void SK_ISA(sk_lbs, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end)
 {
     if (LBS8_I64_ROWS(job, 4)) {
@@ -2374,6 +2423,7 @@ void SK_ISA(sk_rigid, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t e
     SIMD_NARROW_RIGID_OR_GO_ON(job, begin, end, SK_ISA(sk_rigid, _f32), narrowed_rigid_f32);
     SIMD_RIGID_DISPATCH(lbs8_range, job, begin, end);
 }
+#endif /* SK_SIMD_PART(LBS32) */
 
 #endif /* __AVX512F__ */
 
@@ -2964,6 +3014,7 @@ SK_ALWAYS_INLINE void lbs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
 SIMD_INSTANCES_LBS(lbs4d_range, sk_skin_job_f64)
 SIMD_INSTANCES_FEW_K(lbs4d_range, sk_skin_job_f64)
 
+#if SK_SIMD_PART(LBS64)
 void SK_ISA(sk_lbs, _f64)(const sk_skin_job_f64 *job, int64_t begin, int64_t end)
 {
     SIMD_NARROW_OR_GO_ON(job, begin, end, SK_ISA(sk_lbs, _f64), narrowed_f64, 0);
@@ -2975,6 +3026,7 @@ void SK_ISA(sk_rigid, _f64)(const sk_skin_job_f64 *job, int64_t begin, int64_t e
 {
     SIMD_RIGID_DISPATCH(lbs4d_range, job, begin, end);
 }
+#endif /* SK_SIMD_PART(LBS64) */
 
 /* ==========================================================================================
  * float32 DQS of a rigid palette, both ISAs: blend each vertex's dual quaternion as one ymm
@@ -3825,7 +3877,9 @@ SK_ALWAYS_INLINE void dqs8_range(const sk_skin_job_f32 *job, int64_t begin, int6
     for (; v < end; v += 8) dqs8_part(job, v, end - v < 8 ? end - v : 8, sign, it, kk, wt);
 }
 
+#if SK_SIMD_PART(DQS32)
 SIMD_DQS_ENTRY(_f32, dqs8_range, sk_skin_job_f32)
+#endif /* SK_SIMD_PART(DQS32) */
 
 /* ==========================================================================================
  * float64 DQS of a rigid palette, both ISAs: as the float32 kernel, with each vertex's blended
@@ -4449,7 +4503,9 @@ SK_ALWAYS_INLINE void dqs4d_range(const sk_skin_job_f64 *job, int64_t begin, int
     for (; v < end; v += 4) dqs4d_part(job, v, end - v < 4 ? end - v : 4, sign, it, kk, wt);
 }
 
+#if SK_SIMD_PART(DQS64)
 SIMD_DQS_ENTRY(_f64, dqs4d_range, sk_skin_job_f64)
+#endif /* SK_SIMD_PART(DQS64) */
 
 /* ==========================================================================================
  * float32 CoR of a rigid palette (Le & Hodgins 2016; skin_cor.template.c), both ISAs: per
@@ -4680,11 +4736,13 @@ SK_ALWAYS_INLINE void cor8_range(const sk_skin_job_f32 *job, int64_t begin, int6
     for (; v < end; v += 8) cor8_part(job, v, end - v < 8 ? end - v : 8, sign, it, kk, wt);
 }
 
+#if SK_SIMD_PART(COR32)
 void SK_ISA(sk_cor, _f32)(const sk_skin_job_f32 *job, int64_t begin, int64_t end)
 {
     SIMD_NARROW_OR_GO_ON(job, begin, end, SK_ISA(sk_cor, _f32), narrowed_f32, 1);
     SIMD_DISPATCH(cor8_range, job, begin, end);
 }
+#endif /* SK_SIMD_PART(COR32) */
 
 /* ==========================================================================================
  * float64 CoR of a rigid palette, both ISAs: as the float32 kernel with 4 vertices per block,
@@ -4819,8 +4877,10 @@ SK_ALWAYS_INLINE void cor4d_range(const sk_skin_job_f64 *job, int64_t begin, int
     for (; v < end; v += 4) cor4d_part(job, v, end - v < 4 ? end - v : 4, sign, it, kk, wt);
 }
 
+#if SK_SIMD_PART(COR64)
 void SK_ISA(sk_cor, _f64)(const sk_skin_job_f64 *job, int64_t begin, int64_t end)
 {
     SIMD_NARROW_OR_GO_ON(job, begin, end, SK_ISA(sk_cor, _f64), narrowed_f64, 1);
     SIMD_DISPATCH(cor4d_range, job, begin, end);
 }
+#endif /* SK_SIMD_PART(COR64) */

@@ -48,13 +48,22 @@ def test_paths_follow_the_cpu():
     assert PATHS[0] == "scalar" and _core.simd_path() in PATHS
     assert set(PATHS) <= {"scalar", "avx2", "avx512"}
     flags = _cpu_flags()
-    compiler = _core.build_info()["compiler"]
+    info = _core.build_info()
+    built, build = info["simd_built"], info["simd_build"]
+    assert built[0] == "scalar" and set(PATHS) <= set(built) <= {"scalar", "avx2", "avx512"}
+    assert build in ("all", "native", "none")
+    if build == "none":
+        assert built == ["scalar"]
     if flags is not None and platform.machine() in ("x86_64", "AMD64") and \
-            compiler.split()[0] in ("gcc", "clang"):
-        # a GCC / Clang build on x86-64 has both SIMD files: the CPU alone decides
-        assert ("avx2" in PATHS) == ({"avx2", "fma"} <= flags)
-        assert ("avx512" in PATHS) == ({"avx2", "fma", "avx512f", "avx512dq", "avx512bw",
-                                        "avx512vl"} <= flags)
+            info["compiler"].split()[0] in ("gcc", "clang") and build != "none":
+        runs = {"avx2": {"avx2", "fma"} <= flags,
+                "avx512": {"avx2", "fma", "avx512f", "avx512dq", "avx512bw", "avx512vl"} <= flags}
+        for name, cpu_runs in runs.items():
+            # a GCC / Clang build on x86-64 has both SIMD ISAs (CMake's SKINKIT_SIMD_BUILD=all)
+            # or those of the machine that built it (native: CI's lanes, on this machine); the
+            # CPU alone decides which run
+            assert (name in built) == (build == "all" or cpu_runs)
+            assert (name in PATHS) == cpu_runs
     # without SKINKIT_SIMD the best path is in use, and show_config reports it
     if not os.environ.get("SKINKIT_SIMD"):
         assert _core.simd_path() == PATHS[-1]
