@@ -31,8 +31,9 @@
 /* Which external kernels this translation unit defines.  CMakeLists.txt compiles the template
  * several times per ISA, each time with SK_SIMD_PARTS a mask of the parts below, so that the
  * cores of a small machine share the work (one file of them all took 7.5 minutes for AVX2 on a
- * 2-core VM, while the other core sat idle).  Only the external entry points are guarded: the
- * static kernels a part does not reach are never compiled.  Without SK_SIMD_PARTS, all parts
+ * 2-core VM, the other core done with AVX-512 after 5; a lane that builds AVX2 alone had one
+ * core idle throughout).  Only the external entry points are guarded: the static kernels a
+ * part does not reach are never compiled.  Without SK_SIMD_PARTS, all parts
  * (benchmarks/ab_lbs8.py, a single-file build). */
 #define SK_PART_BASE 1  /* the validation passes, DQS's sign tables */
 #define SK_PART_LBS32 2 /* float32 LBS and rigid */
