@@ -867,12 +867,14 @@ static PyObject *py_simd_path(PyObject *self, PyObject *noargs)
 }
 
 /* simd_paths() -> the paths this build and CPU can run, best last. */
-static PyObject *py_simd_paths(PyObject *self, PyObject *noargs)
+/* The names of the SIMD paths p for which has(p) holds (sk_simd_supported, sk_simd_built), in
+ * order: a new list. */
+static PyObject *simd_names(int (*has)(sk_simd))
 {
     PyObject *list = PyList_New(0);
     if (!list) return NULL;
     for (int p = SK_SIMD_SCALAR; p <= SK_SIMD_AVX512; ++p) {
-        if (!sk_simd_supported((sk_simd)p)) continue;
+        if (!has((sk_simd)p)) continue;
         PyObject *name = PyUnicode_FromString(sk_simd_name((sk_simd)p));
         if (!name || PyList_Append(list, name) < 0) {
             Py_XDECREF(name);
@@ -882,6 +884,11 @@ static PyObject *py_simd_paths(PyObject *self, PyObject *noargs)
         Py_DECREF(name);
     }
     return list;
+}
+
+static PyObject *py_simd_paths(PyObject *self, PyObject *noargs)
+{
+    return simd_names(sk_simd_supported);
 }
 
 /* set_simd_path(name) -> the previous name.  For tests and benchmarks: process-wide, not while
@@ -1381,19 +1388,13 @@ static PyObject *py_build_info(PyObject *self, PyObject *noargs)
                          (Py_ssize_t)SK_LBS_TABLE_MAX_J, "simd_build", SK_SIMD_BUILD);
     if (!info) return NULL;
     /* simd_built: the paths this build compiled, whether or not this CPU runs them */
-    PyObject *built = PyList_New(0);
-    int failed = !built || PyDict_SetItemString(info, "simd_built", built) < 0;
-    for (int p = SK_SIMD_SCALAR; !failed && p <= SK_SIMD_AVX512; ++p) {
-        if (!sk_simd_built((sk_simd)p)) continue;
-        PyObject *name = PyUnicode_FromString(sk_simd_name((sk_simd)p));
-        failed = !name || PyList_Append(built, name) < 0;
-        Py_XDECREF(name);
-    }
-    Py_XDECREF(built);
-    if (failed) {
+    PyObject *built = simd_names(sk_simd_built);
+    if (!built || PyDict_SetItemString(info, "simd_built", built) < 0) {
+        Py_XDECREF(built);
         Py_DECREF(info);
         return NULL;
     }
+    Py_DECREF(built);
     return info;
 }
 
