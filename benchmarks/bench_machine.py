@@ -2,10 +2,12 @@
 
     python benchmarks/bench_machine.py            # needs a C compiler (cc) and an x86-64 CPU with AVX2
 
-A skinning kernel with normals is memory-bound only where the core computes fast enough; on a
-virtual machine whose vCPU shares its physical core with another tenant's thread, the vector
-units are shared too, and the same kernel becomes compute-bound while NumPy's add (the
-bandwidth probe of bench_skin.py) is not slowed at all.  This script measures, in one run:
+A skinning kernel with normals is memory-bound only where the core computes fast enough.  On
+a virtual machine the vCPU's physical core often has a second hardware thread that runs another
+tenant's vCPU: while it runs, the core splits its reorder window and queues between the two
+threads, and a kernel that keeps hundreds of instructions in flight (skinkit's LBS) takes
+1.5x its time or more, while NumPy's add (the bandwidth probe of bench_skin.py) slows much less and a
+chain of FMAs not at all.  This script measures, in one run:
 
   chain       one dependent chain of 256-bit FMAs: one FMA per FMA latency (the clock, in effect)
   independent 12 independent chains: as many FMAs as the core's pipes issue
@@ -16,12 +18,24 @@ bandwidth probe of bench_skin.py) is not slowed at all.  This script measures, i
               one core's two hardware threads, which caps bench_skin's threads_2_over_1
   probe       bench_skin's probe at 1M vertices (NumPy adding two (V, 6) float32 arrays), made
               and timed by bench_skin's own functions
+  window      the core's reorder window: two chains of cache-missing loads whose loads alternate
+              with a gap of nops; the misses overlap only while a gap fits in the window, so the
+              smallest gap that serializes them is the window (256 on Zen 3).  Sampled for a
+              few seconds: a core whose other hardware thread runs (another tenant's vCPU, on a
+              virtual machine) splits its window in two for as long as that thread runs, which
+              the FMA figures above do not show
+  1M by window  bench_skin's float32 LBS call (1M vertices, K = 4, normals) and its probe, as
+              calls on slices of the 1M arrays (see _sliced_calls) bracketed by window samples,
+              split by whether the window was whole or split on both sides of the call: what
+              the other hardware thread costs LBS and the probe, and lbs / probe in each state
 
-The overlap is independent of the clock.  Where it is far below 8, vector-heavy kernels run at
-that fraction of their speed on this machine whatever their memory traffic, and bench_skin's
-lbs_vs_probe compares a slowed kernel against an unslowed probe.
+The FMA figures are independent of the clock; where the overlap is far below 8, vector-heavy
+kernels run at that fraction of their speed whatever their memory traffic.  The window figures
+tell the rest: bench_skin's lbs_vs_probe moves with the share of the time the window is split.
 """
 import argparse
+import contextlib
+import ctypes
 import json
 import os
 import platform
@@ -30,10 +44,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
 import bench_skin  # beside this file: its probe and its timing
+import skinkit as sk
+from skinkit import _core
 
 C_SOURCE = r"""
 #include <immintrin.h>
@@ -69,27 +86,88 @@ int main(int argc, char **argv)
 }
 """
 
+# The reorder-window probe, a shared library for ctypes (so that window samples can bracket a
+# skinkit call in this process).  window_setup links a ring of 2^24 pointers (128 MB, past any
+# cache) in one random cycle (Sattolo's shuffle); chase_GAP walks two chains of dependent loads
+# around it, each load followed by GAP nops: while a chain's load misses, the other chain's load
+# can start only if the GAP + 1 instructions between them fit in the window, so an iteration
+# takes about one miss while they do and two once they do not.
+GAPS = list(range(32, 640 + 1, 16))
+WINDOW_SOURCE = r"""
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+static uintptr_t *ring, a_, b_;
+int window_setup(long n)
+{
+    uintptr_t *perm = malloc(n * sizeof *perm);
+    ring = malloc(n * sizeof *ring);
+    if (!ring || !perm) { free(perm); free(ring); ring = NULL; return -1; }
+    uint64_t x = 88172645463325252u;
+    for (long i = 0; i < n; ++i) perm[i] = (uintptr_t)i;
+    for (long i = n - 1; i > 0; --i) { /* Sattolo: one cycle through all n */
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        const long j = (long)(x % (uint64_t)i);
+        const uintptr_t t = perm[i]; perm[i] = perm[j]; perm[j] = t;
+    }
+    for (long i = 0; i < n; ++i) ring[perm[i]] = (uintptr_t)&ring[perm[(i + 1) % n]];
+    a_ = (uintptr_t)&ring[perm[0]];
+    b_ = (uintptr_t)&ring[perm[n / 2]];
+    free(perm);
+    return 0;
+}
+void window_free(void) { free(ring); ring = NULL; }
+#define CHASE(GAP) \
+double chase_##GAP(long iters) \
+{ \
+    uintptr_t a = a_, b = b_; \
+    double t = now(); \
+    for (long i = 0; i < iters; ++i) \
+        __asm__ volatile("mov (%0), %0\n\t.rept " #GAP "\n\tnop\n\t.endr\n\t" \
+                         "mov (%1), %1\n\t.rept " #GAP "\n\tnop\n\t.endr" \
+                         : "+r"(a), "+r"(b) : : "memory"); \
+    t = now() - t; \
+    a_ = a; b_ = b; /* the chains go on from here next time: no load repeats a cached line */ \
+    return t / iters; \
+}
+""" + "".join(f"CHASE({g})\n" for g in GAPS)
 
-def fma_rates():
-    """(chain FMAs/s, independent FMAs/s, pair), pair being (cpus, rates): the independent rates of
-    two copies run at once on the first two CPUs, or a string saying why not; or a string saying
-    why nothing could be measured."""
+
+def _compiler():
+    """The C compiler command, or a string saying why there is none to use."""
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return f"not an x86-64 CPU ({platform.machine()})"
     cc = shlex.split(os.environ.get("CC", "")) or [shutil.which("cc") or shutil.which("gcc")]
     if not cc[0]:
         return "no C compiler (set CC)"
+    return cc
+
+
+def _compile(cc, source, path, flags):
+    """Compiles source to path; None, or a string saying why not."""
+    with open(path + ".c", "w") as f:
+        f.write(source)
+    try:
+        r = subprocess.run([*cc, "-O2", *flags, path + ".c", "-o", path],
+                           capture_output=True, text=True)
+    except OSError as e:
+        return f"cannot run {cc[0]}: {e.strerror}"
+    return f"{cc[0]} failed: {r.stderr.strip()[:200]}" if r.returncode else None
+
+
+def fma_rates():
+    """(chain FMAs/s, independent FMAs/s, pair), pair being (cpus, rates): the independent rates of
+    two copies run at once on the first two CPUs, or a string saying why not; or a string saying
+    why nothing could be measured."""
+    cc = _compiler()
+    if isinstance(cc, str):
+        return cc
     with tempfile.TemporaryDirectory() as d:
-        src, exe = os.path.join(d, "fma.c"), os.path.join(d, "fma")
-        with open(src, "w") as f:
-            f.write(C_SOURCE)
-        try:
-            r = subprocess.run([*cc, "-O2", "-mavx2", "-mfma", src, "-o", exe],
-                               capture_output=True, text=True)
-        except OSError as e:
-            return f"cannot run {cc[0]}: {e.strerror}"
-        if r.returncode:
-            return f"{cc[0]} failed: {r.stderr.strip()[:200]}"
+        exe = os.path.join(d, "fma")
+        failed = _compile(cc, C_SOURCE, exe, ["-mavx2", "-mfma"])
+        if failed:
+            return failed
         r = subprocess.run([exe], capture_output=True, text=True)
         if r.returncode:
             return "this CPU cannot run AVX2 + FMA"
@@ -117,15 +195,174 @@ def _pair_rates(exe):
     return cpus, tuple(rates)
 
 
+class Window:
+    """WINDOW_SOURCE's probe, built into `folder` and loaded; its ring takes 128 MB."""
+
+    def __init__(self, cc, folder):
+        path = os.path.join(folder, "window.so")
+        failed = _compile(cc, WINDOW_SOURCE, path, ["-shared", "-fPIC"])
+        if failed:
+            raise RuntimeError(failed)
+        self.lib = ctypes.CDLL(path)
+        self.lib.window_setup.argtypes = [ctypes.c_long]
+        if self.lib.window_setup(1 << 24):
+            raise MemoryError("the window probe's ring (128 MB)")
+        self.chase = {}
+        for g in GAPS:
+            f = getattr(self.lib, f"chase_{g}")
+            f.argtypes, f.restype = [ctypes.c_long], ctypes.c_double
+            self.chase[g] = f
+
+    def gap(self, iters=1000):
+        """The smallest gap whose iterations take 1.5x the smallest's (its misses serialized: the
+        window is at most that many instructions), or None where none up to GAPS[-1] does."""
+        base = self.chase[GAPS[0]](iters)
+        return next((g for g in GAPS[1:] if self.chase[g](iters) > 1.5 * base), None)
+
+    def split(self, test, iters=1500):
+        """True where misses `test` instructions apart are serialized now, False where they
+        overlap, None in between (the state changed during the sample)."""
+        r = self.chase[test](iters) / self.chase[GAPS[0]](iters)
+        return True if r > 1.5 else False if r < 1.25 else None
+
+
+@contextlib.contextmanager
+def _held():
+    """The calling thread held on one CPU (Linux), so that the window samples and the calls they
+    bracket run on the same core."""
+    if not hasattr(os, "sched_setaffinity"):
+        yield
+        return
+    old = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(old)})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, old)
+
+
+def window_figures(seconds=3.0, calls_seconds=20.0):
+    """The window's samples for `seconds`, then LBS and probe calls timed between samples for
+    `calls_seconds` (the docstring's `window` and `1M by window`), as a dict, or a string saying
+    why not."""
+    cc = _compiler()
+    if isinstance(cc, str):
+        return cc
+    with tempfile.TemporaryDirectory() as d, _held():
+        try:
+            w = Window(cc, d)
+        except (RuntimeError, OSError, MemoryError) as e:
+            return f"the window probe: {e}"
+        try:
+            return _window_figures(w, seconds, calls_seconds)
+        finally:
+            w.lib.window_free()
+
+
+def _window_figures(w, seconds, calls_seconds):
+    """window_figures' measurements, by the probe w."""
+    gaps = []
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        gaps.append(w.gap())
+    found = [g for g in gaps if g is not None]
+    out = {"window_samples": len(gaps), "window_gaps": gaps}
+    if not found:
+        return {**out, "window_skipped": f"no gap up to {GAPS[-1]} serialized the misses"}
+    # the window whole: the most frequent gap of the largest cluster (a gap and its neighbours)
+    # that a twentieth of the samples or more find; where the other hardware thread runs most
+    # of the time, most samples find half of it
+    near = {g: sum(abs(f - g) <= 16 for f in found) for g in GAPS}
+    top = max(g for g in GAPS if near[g] >= 0.05 * len(gaps))
+    whole = max((g for g in GAPS if top - 32 <= g <= top), key=found.count)
+    test = max(g for g in GAPS if g <= 0.75 * whole)
+    split = sum(g is not None and g <= 0.6 * whole for g in gaps)
+    out.update(window_whole=whole, window_whole_share=near[whole] / len(gaps),
+               window_test_gap=test, window_split_share=split / len(gaps))
+    calls, _ = _sliced_calls()
+    times = {(name, state): [] for name in calls for state in (False, True)}
+    end = time.perf_counter() + calls_seconds
+    turn = 0
+    while time.perf_counter() < end:
+        for name, (size, fns) in calls.items():
+            before = w.split(test)
+            t = time.perf_counter()
+            fns[turn % len(fns)]()
+            t = time.perf_counter() - t
+            if before is not None and w.split(test) == before:
+                times[name, before].append(t / size * 1e9)
+        turn += 1
+    for key, state in (("whole", False), ("split", True)):
+        for name in calls:
+            ts = times[name, state]
+            out[f"{name}_calls_window_{key}"] = len(ts)
+            if ts:
+                out[f"{name}_ns_window_{key}"] = float(np.median(ts))
+                out[f"{name}_ns_window_{key}_quartiles"] = [float(np.percentile(ts, 25)),
+                                                             float(np.percentile(ts, 75))]
+        if times["lbs", state] and times["probe", state]:
+            out[f"lbs_vs_probe_window_{key}"] = (out[f"probe_ns_window_{key}"] /
+                                                 out[f"lbs_ns_window_{key}"])
+    return out
+
+
+def _sliced_calls(V=1_000_000):
+    """bench_skin's 1M-vertex float32 LBS call (K = 4, normals, an Influences object) and its
+    probe, each as calls on consecutive slices of at least SK_STREAM_MIN vertices (so that they
+    stream their stores as a call of 1M does), taken in turn so that a slice's arrays have left
+    the caches by its next turn: calls of a millisecond or two, which window samples can bracket
+    (a whole window seldom lasts through a call of 1M).  ({name: (slice size, calls)}, the mesh
+    whose outputs the LBS calls write)."""
+    size = max(_core.build_info()["stream_min_float32"], 1)
+    n = max(V // size, 1)
+    size = V // n
+    m = bench_skin.Mesh(V, 4, np.float32)
+    rng = np.random.default_rng(1)
+    a, b = rng.random((V, 6), dtype=np.float32), rng.random((V, 6), dtype=np.float32)
+    c = np.empty_like(a)
+    lbs, probe = [], []
+    for i in range(n):
+        s = slice(i * size, (i + 1) * size)
+        infl = sk.Influences(m.idx[s], m.w[s], len(m.pal))
+        lbs.append(lambda s=s, infl=infl: sk.lbs(m.P[s], infl, m.pal, normals=m.N[s],
+                                                  out=m.out[s], out_normals=m.out_n[s],
+                                                  threads=1))
+        probe.append(lambda s=s: np.add(a[s], b[s], out=c[s]))
+    return {"lbs": (size, lbs), "probe": (size, probe)}, m
+
+
 def probe_ns(V=1_000_000, rounds=11):
     """bench_skin's probe, timed as bench_skin times it: median ns a vertex."""
     samples = bench_skin.measure({"probe": bench_skin.probe_call(V)}, rounds, 0.02)["probe"]
     return float(np.median(samples)) / V * 1e9
 
 
+def print_window(w):
+    n = w["window_samples"]
+    if "window_skipped" in w:
+        print(f"window               {n} samples: {w['window_skipped']}")
+        return
+    print(f"window               {w['window_whole']} instructions (two cache misses that far apart "
+          f"are serialized) in {100 * w['window_whole_share']:.0f}% of {n} samples; split, "
+          f"{0.6 * w['window_whole']:.0f} or less, in {100 * w['window_split_share']:.0f}%: "
+          "the core's other hardware thread running (another tenant, on a VM)")
+    for key in ("whole", "split"):
+        lbs, probe = w.get(f"lbs_ns_window_{key}"), w.get(f"probe_ns_window_{key}")
+        calls = (w[f"lbs_calls_window_{key}"], w[f"probe_calls_window_{key}"])
+        text = (f"lbs {lbs:.2f} ns/vertex, probe {probe:.2f}: lbs / probe throughput "
+                f"{probe / lbs:.3f}" if lbs and probe else "too few calls to tell")
+        print(f"1M by window {key:5s}  {text} ({calls[0]} / {calls[1]} calls of a slice, the "
+              f"window {key} before and after each)")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    ap.add_argument("--window-seconds", type=float, default=3.0,
+                    help="how long to sample the reorder window (default 3)")
+    ap.add_argument("--calls-seconds", type=float, default=30.0,
+                    help="how long to time LBS and probe calls between window samples "
+                         "(default 30)")
     args = ap.parse_args(argv)
     out = {"processor": bench_skin._cpu_name(), "cpus": os.cpu_count()}
     rates = fma_rates()
@@ -154,6 +391,13 @@ def main(argv=None):
     out["probe_ns_per_vertex_1M"] = probe_ns()
     print(f"probe at 1M vertices {out['probe_ns_per_vertex_1M']:6.2f} ns/vertex "
           "(bench_skin's bandwidth probe)")
+    window = window_figures(args.window_seconds, args.calls_seconds)
+    if isinstance(window, str):
+        print(f"window skipped: {window}")
+        out["window_skipped"] = window
+    else:
+        out.update(window)
+        print_window(window)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)

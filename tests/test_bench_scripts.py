@@ -83,3 +83,55 @@ def test_ab_lbs8_builds_the_template_and_tells_its_bits(tmp_path, capsys):
     no_cut.write_text(text.replace(ab.CUT, "SIMD_RENAMED("))
     with pytest.raises(SystemExit, match="the cut"):
         ab.trimmed(no_cut, "ab_variant", 4)
+
+
+@pytest.mark.skipif(shutil.which(os.environ.get("CC") or "cc") is None,
+                    reason="benchmarks/bench_machine.py compiles C: no cc (or $CC)")
+@pytest.mark.skipif("avx2" not in sk._core.simd_paths(), reason="bench_machine needs x86-64 AVX2")
+def test_bench_machine_runs_and_tells_the_window(tmp_path, monkeypatch, capsys):
+    """The machine context: FMA rates, the probe, the reorder window's samples and the 1M
+    calls bracketed by them, in the JSON and printed (its figures are the machine's, not
+    asserted)."""
+    monkeypatch.syspath_prepend(str(BENCH))  # bench_machine imports bench_skin beside it
+    bm = _load("bench_machine")
+    out = tmp_path / "machine.json"
+    assert bm.main(["--window-seconds", "0.3", "--calls-seconds", "0.5", "--json", str(out)]) == 0
+    run = json.loads(out.read_text())
+    assert run["fma_overlap"] > 0 and run["probe_ns_per_vertex_1M"] > 0
+    assert run["window_samples"] == len(run["window_gaps"]) > 0
+    assert all(g is None or g in bm.GAPS for g in run["window_gaps"])
+    printed = capsys.readouterr().out
+    if "window_skipped" in run:  # no gap up to the largest serialized two misses
+        assert "window" in printed and run["window_skipped"] in printed
+        return
+    assert run["window_whole"] in bm.GAPS and run["window_test_gap"] < run["window_whole"]
+    assert 0 < run["window_whole_share"] <= 1 and 0 <= run["window_split_share"] <= 1
+    assert run["window_whole_share"] + run["window_split_share"] <= 1
+    calls = 0
+    for key in ("whole", "split"):
+        for name in ("lbs", "probe"):
+            n = run[f"{name}_calls_window_{key}"]
+            calls += n
+            assert (f"{name}_ns_window_{key}" in run) == (n > 0)
+        assert f"1M by window {key}" in printed
+    assert calls > 0  # some calls had the same window state on both sides
+
+
+def test_bench_machine_sliced_calls_stream_like_a_million(monkeypatch):
+    """The 1M calls by slices: each slice at least the streaming threshold (so its stores are
+    non-temporal, as a 1M call's are), together the mesh but less than a slice, and the LBS
+    slices write the bits one call on the whole mesh writes."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    bm = _load("bench_machine")
+    V = 300_000
+    calls, m = bm._sliced_calls(V)
+    size, lbs = calls["lbs"]
+    assert calls["probe"][0] == size and len(calls["probe"][1]) == len(lbs)
+    assert size >= sk._core.build_info()["stream_min_float32"]
+    assert 0 <= V - size * len(lbs) < size
+    for f in lbs:
+        f()
+    n = size * len(lbs)
+    p, nrm = sk.lbs(m.P, m.infl, m.pal, normals=m.N)
+    np.testing.assert_array_equal(m.out[:n], p[:n])
+    np.testing.assert_array_equal(m.out_n[:n], nrm[:n])
