@@ -6,6 +6,7 @@ built as one kernel instance each and timed against each other in one process.
     python benchmarks/ab_lbs8.py /tmp/variant.c                 # K = 4 with normals, 100k and 1M
     python benchmarks/ab_lbs8.py /tmp/variant.c --k 8 --positions-only --sizes 10000
     python benchmarks/ab_lbs8.py /tmp/variant.c --callgrind     # instructions a vertex, each build
+    python benchmarks/ab_lbs8.py /tmp/variant.c --by-window 30  # pairs split by the core's window
 
 Building the extension compiles every kernel instance of both ISAs (about 7 minutes on a 2-core
 VM); this builds one: the template cut before its AVX2 float32 LBS instances (the line that
@@ -21,6 +22,13 @@ quartiles.  `same_bits` says whether both builds wrote the same bytes: a change 
 the bits must print 1.  Calls of SK_STREAM_MIN vertices or more stream their stores, as the
 module's do.  Needs gcc (or $CC) and a CPU with AVX2 and FMA; it is a tool for kernel work, not
 a contender of bench_skin.py, and none of its figures stand for the shipped kernels.
+
+--by-window SECONDS: on a machine whose core's other hardware thread runs on and off (a VM's
+neighbour: see bench_machine.py's window), a round's pair may straddle a change of the core's
+window and the ratios scatter.  This times pairs for SECONDS a size instead, each bracketed by
+samples of window_probe.h (the process held on one CPU), on slices of SK_STREAM_MIN vertices or
+more taken in turn, and prints the ratio apart for the pairs that ran with the window whole and
+those that ran with it split.
 """
 from __future__ import annotations
 
@@ -56,8 +64,10 @@ def compiler():
     return cc
 
 
-def run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
+def run(cmd, cpu=None):
+    """cmd's output; cpu: hold it on that CPU (Linux)."""
+    hold = None if cpu is None else (lambda: os.sched_setaffinity(0, {cpu}))
+    r = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=hold)
     if r.returncode:
         sys.exit(f"ab_lbs8: {' '.join(map(str, cmd))} failed:\n{r.stderr[-4000:]}")
     return r.stdout
@@ -136,6 +146,24 @@ def callgrind_counts(exe, argv, V, out: Path) -> dict:
     return counts
 
 
+def window_lines(row: dict) -> str:
+    """--by-window's figures of one size, as printed."""
+    if not row.get("window_test_gap"):
+        return "    window: no gap serialized the probe's misses (no window to tell)"
+    lines = [f"    window {row['window_whole']:.0f} instructions, pairs bracketed by misses "
+             f"{row['window_test_gap']:.0f} apart:"]
+    for key in ("whole", "split"):
+        n = int(row[f"{key}_pairs"])
+        if n:
+            lines.append(f"      {key:5s} {n:5d} pairs: base {row[f'{key}_base_ns']:.3f} ns/vertex, "
+                         f"variant {row[f'{key}_variant_ns']:.3f}, variant / base "
+                         f"{row[f'{key}_ratio']:.3f} (quartiles {row[f'{key}_ratio_q1']:.3f}-"
+                         f"{row[f'{key}_ratio_q3']:.3f})")
+        else:
+            lines.append(f"      {key:5s}     0 pairs")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("variant", type=Path, help="a copy of csrc/skin_simd.template.c, edited")
@@ -151,6 +179,8 @@ def main(argv=None):
                     help="scaled joints: normals by the cofactors' blend (not the rigid loop)")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--by-window", type=float, default=0, metavar="SECONDS",
+                    help="time pairs for SECONDS a size, split by the core's reorder window")
     ap.add_argument("--callgrind", action="store_true",
                     help="also count each build's instructions a vertex (valgrind)")
     ap.add_argument("--build-dir", type=Path,
@@ -161,6 +191,8 @@ def main(argv=None):
         ap.error("--rounds: 1 to 101")
     if any(v < 1 for v in args.sizes):
         ap.error("--sizes: at least 1 vertex")
+    if args.by_window < 0:
+        ap.error("--by-window: seconds, at least 0")
 
     cc = compiler()
     out = args.build_dir
@@ -183,7 +215,12 @@ def main(argv=None):
         stream = int(V >= stream_min())
         argv_ = [str(V), str(args.k), str(int(not args.positions_only)), str(int(args.scaled)),
                  str(stream), str(args.rounds), str(args.seed), str(INDEX[args.index][0])]
-        row = {"V": V, "stream": stream, **parse(run([str(exe), *argv_]))}
+        if args.by_window > 0:
+            cpu = min(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+            row = {"V": V, "stream": stream,
+                   **parse(run([str(exe), *argv_, str(args.by_window)], cpu))}
+        else:
+            row = {"V": V, "stream": stream, **parse(run([str(exe), *argv_]))}
         if args.callgrind:
             one_round = argv_[:5] + ["1", *argv_[6:]]
             row.update(callgrind_counts(exe, one_round, V, out))
@@ -196,6 +233,8 @@ def main(argv=None):
             line += (f"; instructions a vertex {row['ab_base_instructions_per_vertex']:.1f} / "
                      f"{row['ab_variant_instructions_per_vertex']:.1f}")
         print(line, flush=True)
+        if args.by_window > 0:
+            print(window_lines(row), flush=True)
     if args.json:
         args.json.write_text(json.dumps({"case": case, "results": results}, indent=1))
     return results

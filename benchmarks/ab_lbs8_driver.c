@@ -3,7 +3,7 @@
  * csrc/skin_simd.template.c) called on the same job in one process, round by round, the one
  * that goes first alternating.
  *
- *   ab_lbs8 V K NORMALS SCALED STREAM ROUNDS SEED INDEX_BYTES
+ *   ab_lbs8 V K NORMALS SCALED STREAM ROUNDS SEED INDEX_BYTES [WINDOW_SECONDS]
  *
  * Workload as bench_skin.py's: J = 64 joints (random rotations and translations; SCALED = 1 also
  * scales each by 0.5-1.5 per axis, so that normals take the cofactors' blend), K influences a
@@ -13,7 +13,15 @@
  *
  * Prints one line of `key value` pairs: same_bits (1 when both builds wrote the same bytes to both
  * outputs), base_ns, variant_ns (medians, ns a vertex), ratio (the median over the rounds of
- * variant / base within a round), ratio_q1, ratio_q3, reps (the calls of a round). */
+ * variant / base within a round), ratio_q1, ratio_q3, reps (the calls of a round).
+ *
+ * With WINDOW_SECONDS > 0 the pairs are timed for that long by the core's reorder window instead
+ * of in rounds (window_probe.h; the caller holds the process on one CPU): each pair of calls,
+ * base and variant in alternating order, on a slice of at least SK_STREAM_MIN vertices taken in
+ * turn (the whole job where V is smaller; each call of a millisecond or two, which a whole window
+ * lasts through more often than a call of 1M), is bracketed by window samples and kept where
+ * all three agree; the line then adds window_whole and window_test_gap (the probe's), and for
+ * `whole` and `split`: _pairs, _base_ns, _variant_ns, _ratio, _ratio_q1, _ratio_q3. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +29,7 @@
 #include <time.h>
 
 #include "sk.h"
+#include "window_probe.h"
 
 void ab_base(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
 void ab_variant(const sk_skin_job_f32 *job, int64_t begin, int64_t end);
@@ -78,12 +87,76 @@ static void random_joint(float *k, int scaled)
     for (int row = 0; row < 3; ++row) k[4 * row + 3] = (float)(2 * uniform() - 1);
 }
 
+/* WINDOW_SECONDS' pairs (see the top): appends its keys to the output line. */
+static void by_window(sk_skin_job_f32 *job,
+                      void (*const build[2])(const sk_skin_job_f32 *, int64_t, int64_t),
+                      float *out[2], float *out_n[2], int normals, int64_t V, double seconds)
+{
+    if (window_setup(1L << 24)) {
+        fputs("ab_lbs8: the window probe's ring (128 MB)\n", stderr);
+        exit(2);
+    }
+    enum { SAMPLES = 4096, CAP = 1 << 16 };
+    static int gaps[SAMPLES];
+    int n = 0;
+    for (const double end = now() + 2; now() < end && n < SAMPLES;) gaps[n++] = window_gap_now(1000);
+    const int whole = window_whole(gaps, n), test = whole ? window_test_gap(whole) : 0;
+    printf(" window_whole %d window_test_gap %d", whole, test);
+    if (!test) return;
+    const int64_t slices = V >= 2 * SK_STREAM_MIN ? V / SK_STREAM_MIN : 1;
+    const int64_t size = slices > 1 ? V / slices / 64 * 64 : V;
+    double *ns[2][2], *ratio[2]; /* [state][build], [state] */
+    int kept[2] = {0, 0};
+    for (int st = 0; st < 2; ++st) {
+        ratio[st] = buffer(CAP * sizeof(double));
+        for (int b = 0; b < 2; ++b) ns[st][b] = buffer(CAP * sizeof(double));
+    }
+    int64_t turn = 0;
+    for (const double end = now() + seconds; now() < end; ++turn) {
+        const int64_t begin = turn % slices * size;
+        double t[2];
+        int state[3];
+        state[0] = window_split(test, 1500);
+        for (int i_b = 0; i_b < 2; ++i_b) {
+            const int b = turn & 1 ? 1 - i_b : i_b;
+            job->out_positions = (sk_stream){out[b], 12, 4};
+            job->out_normals = normals ? (sk_stream){out_n[b], 12, 4} : (sk_stream){NULL, 0, 0};
+            const double t0 = now();
+            build[b](job, begin, begin + size);
+            t[b] = (now() - t0) / (double)size * 1e9;
+            state[1 + i_b] = window_split(test, 1500);
+        }
+        const int st = state[0];
+        if (st < 0 || state[1] != st || state[2] != st || kept[st] == CAP) continue;
+        ns[st][0][kept[st]] = t[0];
+        ns[st][1][kept[st]] = t[1];
+        ratio[st][kept[st]++] = t[1] / t[0];
+    }
+    window_free();
+    for (int st = 0; st < 2; ++st) {
+        const char *name = st ? "split" : "whole";
+        const int k = kept[st];
+        printf(" %s_pairs %d", name, k);
+        if (k)
+            printf(" %s_base_ns %.4f %s_variant_ns %.4f %s_ratio %.4f %s_ratio_q1 %.4f "
+                   "%s_ratio_q3 %.4f",
+                   name, median(ns[st][0], k, 0.5), name, median(ns[st][1], k, 0.5), name,
+                   median(ratio[st], k, 0.5), name, median(ratio[st], k, 0.25), name,
+                   median(ratio[st], k, 0.75));
+        free(ratio[st]);
+        free(ns[st][0]);
+        free(ns[st][1]);
+    }
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 9) {
-        fputs("usage: ab_lbs8 V K NORMALS SCALED STREAM ROUNDS SEED INDEX_BYTES\n", stderr);
+    if (argc != 9 && argc != 10) {
+        fputs("usage: ab_lbs8 V K NORMALS SCALED STREAM ROUNDS SEED INDEX_BYTES [WINDOW_SECONDS]\n",
+              stderr);
         return 2;
     }
+    const double window_seconds = argc == 10 ? atof(argv[9]) : 0;
     const int64_t V = atoll(argv[1]);
     const int K = atoi(argv[2]), normals = atoi(argv[3]), scaled = atoi(argv[4]);
     const int stream = atoi(argv[5]), rounds = atoi(argv[6]);
@@ -173,8 +246,10 @@ int main(int argc, char **argv)
                      (!normals || !memcmp(out_n[0], out_n[1], 12 * (size_t)V));
     const double q1 = median(ratio, rounds, 0.25), q3 = median(ratio, rounds, 0.75);
     printf("same_bits %d base_ns %.4f variant_ns %.4f ratio %.4f ratio_q1 %.4f ratio_q3 %.4f "
-           "reps %d\n",
+           "reps %d",
            same, median(ns[0], rounds, 0.5), median(ns[1], rounds, 0.5),
            median(ratio, rounds, 0.5), q1, q3, reps);
+    if (window_seconds > 0) by_window(&job, build, out, out_n, normals, V, window_seconds);
+    putchar('\n');
     return 0;
 }

@@ -18,8 +18,8 @@ chain of FMAs not at all.  This script measures, in one run:
               one core's two hardware threads, which caps bench_skin's threads_2_over_1
   probe       bench_skin's probe at 1M vertices (NumPy adding two (V, 6) float32 arrays), made
               and timed by bench_skin's own functions
-  window      the core's reorder window: two chains of cache-missing loads whose loads alternate
-              with a gap of nops; the misses overlap only while a gap fits in the window, so the
+  window      the core's reorder window (window_probe.h): two chains of cache-missing loads,
+              each load followed by a gap of nops; the misses overlap only while a gap fits in the window, so the
               smallest gap that serializes them is the window (256 on Zen 3).  Sampled for a
               few seconds: a core whose other hardware thread runs (another tenant's vCPU, on a
               virtual machine) splits its window in two for as long as that thread runs, which
@@ -86,52 +86,9 @@ int main(int argc, char **argv)
 }
 """
 
-# The reorder-window probe, a shared library for ctypes (so that window samples can bracket a
-# skinkit call in this process).  window_setup links a ring of 2^24 pointers (128 MB, past any
-# cache) in one random cycle (Sattolo's shuffle); chase_GAP walks two chains of dependent loads
-# around it, each load followed by GAP nops: while a chain's load misses, the other chain's load
-# can start only if the GAP + 1 instructions between them fit in the window, so an iteration
-# takes about one miss while they do and two once they do not.
-GAPS = list(range(32, 640 + 1, 16))
-WINDOW_SOURCE = r"""
-#include <stdint.h>
-#include <stdlib.h>
-#include <time.h>
-static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
-static uintptr_t *ring, a_, b_;
-int window_setup(long n)
-{
-    uintptr_t *perm = malloc(n * sizeof *perm);
-    ring = malloc(n * sizeof *ring);
-    if (!ring || !perm) { free(perm); free(ring); ring = NULL; return -1; }
-    uint64_t x = 88172645463325252u;
-    for (long i = 0; i < n; ++i) perm[i] = (uintptr_t)i;
-    for (long i = n - 1; i > 0; --i) { /* Sattolo: one cycle through all n */
-        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-        const long j = (long)(x % (uint64_t)i);
-        const uintptr_t t = perm[i]; perm[i] = perm[j]; perm[j] = t;
-    }
-    for (long i = 0; i < n; ++i) ring[perm[i]] = (uintptr_t)&ring[perm[(i + 1) % n]];
-    a_ = (uintptr_t)&ring[perm[0]];
-    b_ = (uintptr_t)&ring[perm[n / 2]];
-    free(perm);
-    return 0;
-}
-void window_free(void) { free(ring); ring = NULL; }
-#define CHASE(GAP) \
-double chase_##GAP(long iters) \
-{ \
-    uintptr_t a = a_, b = b_; \
-    double t = now(); \
-    for (long i = 0; i < iters; ++i) \
-        __asm__ volatile("mov (%0), %0\n\t.rept " #GAP "\n\tnop\n\t.endr\n\t" \
-                         "mov (%1), %1\n\t.rept " #GAP "\n\tnop\n\t.endr" \
-                         : "+r"(a), "+r"(b) : : "memory"); \
-    t = now() - t; \
-    a_ = a; b_ = b; /* the chains go on from here next time: no load repeats a cached line */ \
-    return t / iters; \
-}
-""" + "".join(f"CHASE({g})\n" for g in GAPS)
+# The reorder-window probe (window_probe.h, beside this file), built into a library for ctypes so
+# that window samples can bracket a skinkit call in this process.
+WINDOW_HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "window_probe.h")
 
 
 def _compiler():
@@ -196,34 +153,41 @@ def _pair_rates(exe):
 
 
 class Window:
-    """WINDOW_SOURCE's probe, built into `folder` and loaded; its ring takes 128 MB."""
+    """window_probe.h, built into `folder` and loaded; its ring takes 128 MB."""
 
     def __init__(self, cc, folder):
         path = os.path.join(folder, "window.so")
-        failed = _compile(cc, WINDOW_SOURCE, path, ["-shared", "-fPIC"])
+        failed = _compile(cc, f'#include "{WINDOW_HEADER}"\n', path, ["-shared", "-fPIC"])
         if failed:
             raise RuntimeError(failed)
-        self.lib = ctypes.CDLL(path)
-        self.lib.window_setup.argtypes = [ctypes.c_long]
-        if self.lib.window_setup(1 << 24):
+        lib = self.lib = ctypes.CDLL(path)
+        for name, args, res in (("window_setup", [ctypes.c_long], ctypes.c_int),
+                                ("window_gap", [ctypes.c_int], ctypes.c_int),
+                                ("window_gap_now", [ctypes.c_long], ctypes.c_int),
+                                ("window_whole", [ctypes.POINTER(ctypes.c_int), ctypes.c_int],
+                                 ctypes.c_int),
+                                ("window_test_gap", [ctypes.c_int], ctypes.c_int),
+                                ("window_split", [ctypes.c_int, ctypes.c_long], ctypes.c_int)):
+            getattr(lib, name).argtypes, getattr(lib, name).restype = args, res
+        self.gaps = []
+        while lib.window_gap(len(self.gaps)):
+            self.gaps.append(lib.window_gap(len(self.gaps)))
+        if lib.window_setup(1 << 24):
             raise MemoryError("the window probe's ring (128 MB)")
-        self.chase = {}
-        for g in GAPS:
-            f = getattr(self.lib, f"chase_{g}")
-            f.argtypes, f.restype = [ctypes.c_long], ctypes.c_double
-            self.chase[g] = f
 
     def gap(self, iters=1000):
-        """The smallest gap whose iterations take 1.5x the smallest's (its misses serialized: the
-        window is at most that many instructions), or None where none up to GAPS[-1] does."""
-        base = self.chase[GAPS[0]](iters)
-        return next((g for g in GAPS[1:] if self.chase[g](iters) > 1.5 * base), None)
+        """The smallest gap that serializes the misses now, or None where none does."""
+        return self.lib.window_gap_now(iters) or None
+
+    def whole(self, gaps):
+        """The whole window from samples of gap() (window_probe.h), or None."""
+        a = (ctypes.c_int * len(gaps))(*(g or 0 for g in gaps))
+        return self.lib.window_whole(a, len(gaps)) or None
 
     def split(self, test, iters=1500):
         """True where misses `test` instructions apart are serialized now, False where they
         overlap, None in between (the state changed during the sample)."""
-        r = self.chase[test](iters) / self.chase[GAPS[0]](iters)
-        return True if r > 1.5 else False if r < 1.25 else None
+        return {1: True, 0: False}.get(self.lib.window_split(test, iters))
 
 
 @contextlib.contextmanager
@@ -265,19 +229,14 @@ def _window_figures(w, seconds, calls_seconds):
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
         gaps.append(w.gap())
-    found = [g for g in gaps if g is not None]
-    out = {"window_samples": len(gaps), "window_gaps": gaps}
-    if not found:
-        return {**out, "window_skipped": f"no gap up to {GAPS[-1]} serialized the misses"}
-    # the window whole: the most frequent gap of the largest cluster (a gap and its neighbours)
-    # that a twentieth of the samples or more find; where the other hardware thread runs most
-    # of the time, most samples find half of it
-    near = {g: sum(abs(f - g) <= 16 for f in found) for g in GAPS}
-    top = max(g for g in GAPS if near[g] >= 0.05 * len(gaps))
-    whole = max((g for g in GAPS if top - 32 <= g <= top), key=found.count)
-    test = max(g for g in GAPS if g <= 0.75 * whole)
+    out = {"window_gaps_tried": w.gaps, "window_samples": len(gaps), "window_gaps": gaps}
+    whole = w.whole(gaps)
+    if whole is None:
+        return {**out, "window_skipped": f"no gap up to {w.gaps[-1]} serialized the misses"}
+    test = w.lib.window_test_gap(whole)
+    near = sum(g is not None and abs(g - whole) <= 16 for g in gaps)
     split = sum(g is not None and g <= 0.6 * whole for g in gaps)
-    out.update(window_whole=whole, window_whole_share=near[whole] / len(gaps),
+    out.update(window_whole=whole, window_whole_share=near / len(gaps),
                window_test_gap=test, window_split_share=split / len(gaps))
     calls, _ = _sliced_calls()
     times = {(name, state): [] for name in calls for state in (False, True)}

@@ -72,9 +72,18 @@ def test_ab_lbs8_builds_the_template_and_tells_its_bits(tmp_path, capsys):
     # K = 1: the smallest instance (10 s a build, 17 for K = 4); the first product is any K's
     build = ["--k", "1", "--sizes", "1003", "--rounds", "1",
              "--build-dir", str(tmp_path / "build")]
-    same = ab.main([str(template), *build])
+    same = ab.main([str(template), *build, "--by-window", "0.3"])
     other = ab.main([str(off), *build])
     assert same[0]["same_bits"] == 1 and other[0]["same_bits"] == 0
+    # --by-window: the window probe's keys, and pairs of each state where the probe found one
+    row = same[0]
+    assert row["window_test_gap"] < row["window_whole"] or row["window_test_gap"] == 0
+    if row["window_test_gap"]:
+        for key in ("whole", "split"):
+            assert row[f"{key}_pairs"] >= 0
+            assert (f"{key}_ratio" in row) == (row[f"{key}_pairs"] > 0)
+        assert row["whole_pairs"] + row["split_pairs"] > 0
+    assert "window" in ab.window_lines(row)
     for row in same + other:
         assert row["base_ns"] > 0 and row["variant_ns"] > 0 and row["ratio"] > 0
     printed = capsys.readouterr().out
@@ -99,12 +108,14 @@ def test_bench_machine_runs_and_tells_the_window(tmp_path, monkeypatch, capsys):
     run = json.loads(out.read_text())
     assert run["fma_overlap"] > 0 and run["probe_ns_per_vertex_1M"] > 0
     assert run["window_samples"] == len(run["window_gaps"]) > 0
-    assert all(g is None or g in bm.GAPS for g in run["window_gaps"])
+    tried = run["window_gaps_tried"]
+    assert tried == sorted(tried) and tried[0] > 0
+    assert all(g is None or g in tried for g in run["window_gaps"])
     printed = capsys.readouterr().out
     if "window_skipped" in run:  # no gap up to the largest serialized two misses
         assert "window" in printed and run["window_skipped"] in printed
         return
-    assert run["window_whole"] in bm.GAPS and run["window_test_gap"] < run["window_whole"]
+    assert run["window_whole"] in tried and run["window_test_gap"] < run["window_whole"]
     assert 0 < run["window_whole_share"] <= 1 and 0 <= run["window_split_share"] <= 1
     assert run["window_whole_share"] + run["window_split_share"] <= 1
     calls = 0
