@@ -11,7 +11,7 @@
  *
  * window_gap_now: the smallest gap whose iterations take 1.5x the smallest's, or 0 where none
  * up to the largest does.  window_whole: the whole window from many such samples (the most
- * frequent gap of the largest cluster, a gap and its neighbours, that a twentieth of the samples
+ * frequent gap of the largest cluster, a gap and its neighbours, that a fiftieth of the samples
  * or more find; where the other thread runs most of the time, most samples find half of it).
  * window_split(test, iters): 1 where misses `test` instructions apart are serialized now, 0
  * where they overlap, -1 in between (the state changed during the sample). */
@@ -117,11 +117,11 @@ int window_whole(const int *gaps, int n)
 {
     int found = 0, top = 0, best = 0, best_count = -1;
     for (int s = 0; s < n; ++s) found += gaps[s] > 0;
-    for (int i = 0; i < WINDOW_N_GAPS; ++i) { /* the largest cluster a twentieth find */
+    for (int i = 0; i < WINDOW_N_GAPS; ++i) { /* the largest cluster a fiftieth find */
         int near = 0;
         for (int s = 0; s < n; ++s)
             near += gaps[s] > 0 && abs(gaps[s] - window_gaps[i]) <= 16;
-        if (found && near >= 0.05 * n) top = window_gaps[i];
+        if (found && near >= 0.02 * n) top = window_gaps[i];
     }
     for (int i = 0; i < WINDOW_N_GAPS; ++i) { /* its most frequent gap */
         if (window_gaps[i] < top - 32 || window_gaps[i] > top) continue;
