@@ -155,8 +155,8 @@ def window_lines(row: dict) -> str:
     for key in ("whole", "split"):
         n = int(row[f"{key}_pairs"])
         if n:
-            lines.append(f"      {key:5s} {n:5d} pairs: base {row[f'{key}_base_ns']:.3f} ns/vertex, "
-                         f"variant {row[f'{key}_variant_ns']:.3f}, variant / base "
+            lines.append(f"      {key:5s} {n:5d} pairs: base {row[f'{key}_base_ns']:.3f} "
+                         f"ns/vertex, variant {row[f'{key}_variant_ns']:.3f}, variant / base "
                          f"{row[f'{key}_ratio']:.3f} (quartiles {row[f'{key}_ratio_q1']:.3f}-"
                          f"{row[f'{key}_ratio_q3']:.3f})")
         else:
@@ -215,12 +215,11 @@ def main(argv=None):
         stream = int(V >= stream_min())
         argv_ = [str(V), str(args.k), str(int(not args.positions_only)), str(int(args.scaled)),
                  str(stream), str(args.rounds), str(args.seed), str(INDEX[args.index][0])]
-        if args.by_window > 0:
+        window, cpu = [], None
+        if args.by_window > 0:  # the driver held on one CPU: its window samples are that core's
+            window = [str(args.by_window)]
             cpu = min(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-            row = {"V": V, "stream": stream,
-                   **parse(run([str(exe), *argv_, str(args.by_window)], cpu))}
-        else:
-            row = {"V": V, "stream": stream, **parse(run([str(exe), *argv_]))}
+        row = {"V": V, "stream": stream, **parse(run([str(exe), *argv_, *window], cpu))}
         if args.callgrind:
             one_round = argv_[:5] + ["1", *argv_[6:]]
             row.update(callgrind_counts(exe, one_round, V, out))

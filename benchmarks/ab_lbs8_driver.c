@@ -99,7 +99,8 @@ static void by_window(sk_skin_job_f32 *job,
     enum { SAMPLES = 4096, CAP = 1 << 16 };
     static int gaps[SAMPLES];
     int n = 0;
-    for (const double end = now() + 3; now() < end && n < SAMPLES;) gaps[n++] = window_gap_now(1000);
+    for (const double end = now() + 3; now() < end && n < SAMPLES;)
+        gaps[n++] = window_gap_now(1000);
     const int whole = window_whole(gaps, n), test = whole ? window_test_gap(whole) : 0;
     printf(" window_whole %d window_test_gap %d", whole, test);
     if (!test) return;

@@ -6,8 +6,8 @@ A skinning kernel with normals is memory-bound only where the core computes fast
 a virtual machine the vCPU's physical core often has a second hardware thread that runs another
 tenant's vCPU: while it runs, the core splits its reorder window and queues between the two
 threads, and a kernel that keeps hundreds of instructions in flight (skinkit's LBS) takes
-1.5x its time or more, while NumPy's add (the bandwidth probe of bench_skin.py) slows much less and a
-chain of FMAs not at all.  This script measures, in one run:
+1.5x its time or more, while NumPy's add (the bandwidth probe of bench_skin.py) slows much
+less and a chain of FMAs not at all.  This script measures, in one run:
 
   chain       one dependent chain of 256-bit FMAs: one FMA per FMA latency (the clock, in effect)
   independent 12 independent chains: as many FMAs as the core's pipes issue
@@ -19,8 +19,9 @@ chain of FMAs not at all.  This script measures, in one run:
   probe       bench_skin's probe at 1M vertices (NumPy adding two (V, 6) float32 arrays), made
               and timed by bench_skin's own functions
   window      the core's reorder window (window_probe.h): two chains of cache-missing loads,
-              each load followed by a gap of nops; the misses overlap only while a gap fits in the window, so the
-              smallest gap that serializes them is the window (256 on Zen 3).  Sampled for a
+              each load followed by a gap of nops; the misses overlap only while a gap fits in
+              the window, so the smallest gap that serializes them is the window (256 on
+              Zen 3).  Sampled for a
               few seconds: a core whose other hardware thread runs (another tenant's vCPU, on a
               virtual machine) splits its window in two for as long as that thread runs, which
               the FMA figures above do not show
@@ -276,9 +277,7 @@ def _sliced_calls(V=1_000_000):
     n = max(V // size, 1)
     size = V // n
     m = bench_skin.Mesh(V, 4, np.float32)
-    rng = np.random.default_rng(1)
-    a, b = rng.random((V, 6), dtype=np.float32), rng.random((V, 6), dtype=np.float32)
-    c = np.empty_like(a)
+    a, b, c = bench_skin.probe_arrays(V)
     lbs, probe = [], []
     for i in range(n):
         s = slice(i * size, (i + 1) * size)

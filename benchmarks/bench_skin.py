@@ -265,11 +265,16 @@ def numpy_call(m, normals=True):
     return run
 
 
-def probe_call(V):
+def probe_arrays(V):
+    """The probe's operands and output: (V, 6) float32, the bytes of LBS with normals."""
     rng = np.random.default_rng(1)
     a = rng.random((V, 6), dtype=np.float32)
     b = rng.random((V, 6), dtype=np.float32)
-    c = np.empty_like(a)
+    return a, b, np.empty_like(a)
+
+
+def probe_call(V):
+    a, b, c = probe_arrays(V)
     return lambda: np.add(a, b, out=c)
 
 
